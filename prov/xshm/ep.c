@@ -1,0 +1,310 @@
+/*
+ * Endpoint: binding to AV and CQs, enabling (creating the inbound region),
+ * naming and closing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xshm.h"
+
+#define XSHM_CREATE_TRIES	16
+
+static struct xshm_ep *to_ep(struct fid *fid)
+{
+	return xshm_container_of(fid, struct xshm_ep, ep_fid.fid);
+}
+
+static int bind_cq(struct xshm_ep *ep, struct xshm_cq *cq, uint64_t flags)
+{
+	int ret;
+
+	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
+	    (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
+		return -FI_EINVAL;
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq))
+		return -FI_EINVAL;
+	ret = xshm_cq_add_ep(cq, ep);
+	if (ret)
+		return ret;
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq_obj = cq;
+		ep->tx_cq = &cq->peer_cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq_obj = cq;
+		ep->rx_cq = &cq->peer_cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	return 0;
+}
+
+static int xshm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct xshm_ep *ep = to_ep(fid);
+	int ret = 0;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (ep->enabled)
+		return -FI_EOPBADSTATE;
+	xshm_lock_acquire(&ep->domain->lock);
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		if (ep->av) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->av = xshm_container_of(bfid, struct xshm_av, av_fid.fid);
+		atomic_fetch_add(&ep->av->ref, 1);
+		break;
+	case FI_CLASS_CQ:
+		ret = bind_cq(ep, xshm_container_of(bfid, struct xshm_cq,
+						    cq_fid.fid), flags);
+		break;
+	case FI_CLASS_EQ:
+		break;		/* RDM endpoints report no events */
+	case FI_CLASS_CNTR:
+	case FI_CLASS_SRX_CTX:
+		ret = -FI_ENOSYS;
+		break;
+	default:
+		ret = -FI_EINVAL;
+	}
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+static const struct xshm_region_geom xshm_default_geom = {
+	.ring_cells = XSHM_RING_CELLS,
+	.pool_bufs = XSHM_POOL_BUFS,
+	.buf_size = XSHM_BUF_SIZE,
+};
+
+/*
+ * Generated endpoint ids may collide with a region left by a dead process
+ * that reused our pid: take the next id.  A service's id is fixed.
+ */
+static int create_region(struct xshm_ep *ep, bool fixed_id)
+{
+	int ret = -EEXIST;
+
+	for (int tries = 0; tries < XSHM_CREATE_TRIES && ret == -EEXIST; tries++) {
+		if (tries && fixed_id)
+			break;
+		if (tries)
+			ep->addr.ep_id = xshm_ep_id_new();
+		ret = xshm_region_create(&ep->region, ep->addr.node_id,
+					 ep->addr.ep_id, &xshm_default_geom);
+	}
+	if (ret == -EEXIST)
+		return -FI_EADDRINUSE;
+	return ret ? -FI_EIO : 0;
+}
+
+static int enable(struct xshm_ep *ep)
+{
+	int ret;
+
+	if (ep->enabled)
+		return 0;
+	if (!ep->av)
+		return -FI_ENOAV;
+	if (((ep->caps & FI_SEND) && !ep->tx_cq) ||
+	    ((ep->caps & FI_RECV) && !ep->rx_cq))
+		return -FI_ENOCQ;
+	ret = create_region(ep, ep->addr.ep_id >> 63);
+	if (ret)
+		return ret;
+	ep->own_srx = xshm_srx_create(ep->domain, XSHM_RX_SIZE);
+	if (!ep->own_srx) {
+		xshm_region_close(&ep->region);
+		return -FI_ENOMEM;
+	}
+	ep->own_srx->peer_ops = xshm_srx_peer_ops;
+	ep->srx = &ep->own_srx->peer_srx;
+	ep->enabled = true;
+	return 0;
+}
+
+static int xshm_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct xshm_ep *ep = to_ep(fid);
+	uint64_t *flags = arg;
+	int ret = 0;
+
+	switch (command) {
+	case FI_ENABLE:
+		xshm_lock_acquire(&ep->domain->lock);
+		ret = enable(ep);
+		xshm_lock_release(&ep->domain->lock);
+		return ret;
+	case FI_GETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		*flags = (*flags & FI_TRANSMIT) ? ep->tx_op_flags : ep->rx_op_flags;
+		return 0;
+	case FI_SETOPSFLAG:
+		if (!flags)
+			return -FI_EINVAL;
+		if (*flags & FI_TRANSMIT)
+			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+		else
+			ep->rx_op_flags = *flags & ~FI_RECV;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static int xshm_ep_close(struct fid *fid)
+{
+	struct xshm_ep *ep = to_ep(fid);
+
+	xshm_lock_acquire(&ep->domain->lock);
+	while (!xshm_dlist_empty(&ep->tx_queue)) {
+		struct xshm_dlist *op = ep->tx_queue.next;
+
+		xshm_dlist_remove(op);
+		free(xshm_container_of(op, struct xshm_tx_op, link));
+	}
+	if (ep->own_srx)
+		xshm_srx_destroy(ep->own_srx);
+	xshm_rx_abort_all(ep);
+	if (ep->tx_cq_obj)
+		xshm_cq_remove_ep(ep->tx_cq_obj, ep);
+	if (ep->rx_cq_obj && ep->rx_cq_obj != ep->tx_cq_obj)
+		xshm_cq_remove_ep(ep->rx_cq_obj, ep);
+	if (ep->av)
+		atomic_fetch_sub(&ep->av->ref, 1);
+	if (ep->enabled)
+		xshm_region_close(&ep->region);
+	xshm_lock_release(&ep->domain->lock);
+	atomic_fetch_sub(&ep->domain->ref, 1);
+	free(ep);
+	return 0;
+}
+
+static int xshm_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct xshm_ep *ep = to_ep(fid);
+	char name[XSHM_ADDR_LEN];
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	if (*addrlen < XSHM_ADDR_LEN || !addr) {
+		*addrlen = XSHM_ADDR_LEN;
+		return -FI_ETOOSMALL;
+	}
+	xshm_addr_format(&ep->addr, name);
+	memcpy(addr, name, XSHM_ADDR_LEN);
+	*addrlen = XSHM_ADDR_LEN;
+	return 0;
+}
+
+static int xshm_ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	struct xshm_ep *ep = to_ep(fid);
+	struct xshm_addr parsed;
+
+	if (ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (xshm_addr_parse(addr, addrlen, &parsed) ||
+	    parsed.node_id != xshm_params.node_id)
+		return -FI_EINVAL;
+	ep->addr = parsed;
+	return 0;
+}
+
+static int xshm_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t xshm_ep_cancel(fid_t fid, void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			  size_t *optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static int xshm_ep_setopt(fid_t fid, int level, int optname,
+			  const void *optval, size_t optlen)
+{
+	return -FI_ENOPROTOOPT;
+}
+
+static struct fi_ops xshm_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = xshm_ep_close,
+	.bind = xshm_ep_bind,
+	.control = xshm_ep_control,
+	.ops_open = xshm_fid_no_ops_open,
+};
+
+static struct fi_ops_ep xshm_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = xshm_ep_cancel,
+	.getopt = xshm_ep_getopt,
+	.setopt = xshm_ep_setopt,
+};
+
+static struct fi_ops_cm xshm_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = xshm_ep_setname,
+	.getname = xshm_ep_getname,
+	.getpeer = xshm_no_getpeer,
+};
+
+static int init_address(struct xshm_ep *ep, const struct fi_info *info)
+{
+	ep->addr.node_id = xshm_params.node_id;
+	ep->addr.ep_id = xshm_ep_id_new();
+	if (!info->src_addr)
+		return 0;
+	return xshm_ep_setname(&ep->ep_fid.fid, info->src_addr,
+			       info->src_addrlen);
+}
+
+int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
+		 struct fid_ep **ep_out, void *context)
+{
+	struct xshm_domain *domain =
+		xshm_container_of(domain_fid, struct xshm_domain, domain_fid);
+	struct xshm_ep *ep;
+
+	if (!info || !ep_out ||
+	    (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+	     info->ep_attr->type != FI_EP_UNSPEC))
+		return -FI_EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->domain = domain;
+	ep->caps = info->caps ? info->caps : XSHM_CAPS;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->tx_iov_limit = XSHM_IOV_LIMIT;
+	ep->rx_iov_limit = XSHM_IOV_LIMIT;
+	xshm_dlist_init(&ep->tx_queue);
+	xshm_dlist_init(&ep->rx_active);
+	if (init_address(ep, info)) {
+		free(ep);
+		return -FI_EINVAL;
+	}
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &xshm_ep_fi_ops;
+	ep->ep_fid.ops = &xshm_ep_ops;
+	ep->ep_fid.cm = &xshm_cm_ops;
+	ep->ep_fid.msg = &xshm_msg_ops;
+	ep->ep_fid.tagged = &xshm_tagged_ops;
+	atomic_fetch_add(&domain->ref, 1);
+	*ep_out = &ep->ep_fid;
+	return 0;
+}

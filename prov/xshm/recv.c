@@ -1,0 +1,328 @@
+/*
+ * The receive path.  Every message that arrives is matched through the peer
+ * SRX interface (get_msg/get_tag, then queue_msg/queue_tag when nothing is
+ * posted) and completed through the peer CQ interface, whether the SRX and
+ * CQ are xshm's own or an owner provider's.  Unexpected data is copied out
+ * of the ring and the pool at once, so held messages never block a sender.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xshm.h"
+
+static size_t entry_capacity(const struct fi_peer_rx_entry *entry)
+{
+	return xshm_iov_total(entry->iov, entry->count);
+}
+
+static void copy_to_entry(struct fi_peer_rx_entry *entry, size_t offset,
+			  const void *data, size_t len)
+{
+	xshm_iov_copy_to(entry->iov, entry->count, offset, data, len);
+}
+
+/* Reports the received message and gives the entry back to its owner. */
+static void complete_msg(struct xshm_rx_msg *msg)
+{
+	struct xshm_ep *ep = msg->ep;
+	struct fi_peer_rx_entry *entry = msg->entry;
+	bool has_data = msg->cmd_flags & XSHM_CMD_REMOTE_CQ_DATA;
+	uint64_t flags = FI_RECV |
+			 (msg->op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG) |
+			 (has_data ? FI_REMOTE_CQ_DATA : 0);
+	uint64_t data = has_data ? msg->cq_data : 0;
+	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
+	size_t capacity = entry_capacity(entry);
+
+	if (msg->size > capacity && ep->rx_cq) {
+		struct fi_cq_err_entry err = {
+			.op_context = entry->context, .flags = flags,
+			.len = capacity, .data = data, .tag = tag,
+			.olen = msg->size - capacity,
+			.err = FI_ETRUNC, .prov_errno = FI_ETRUNC,
+		};
+
+		ep->rx_cq->owner_ops->writeerr(ep->rx_cq, &err);
+	} else if (ep->rx_cq &&
+		   (!ep->rx_selective || (entry->flags & FI_COMPLETION))) {
+		ep->rx_cq->owner_ops->write(ep->rx_cq, entry->context, flags,
+					    msg->size, NULL, data, tag,
+					    entry->addr);
+	}
+	entry->srx->owner_ops->free_entry(entry);
+}
+
+static void free_msg(struct xshm_rx_msg *msg)
+{
+	free(msg->staging);
+	free(msg);
+}
+
+/* Places one chunk where the message currently goes. */
+static void store_chunk(struct xshm_rx_msg *msg, const void *data, size_t len)
+{
+	if (msg->discarded)
+		;
+	else if (msg->started)
+		copy_to_entry(msg->entry, msg->received, data, len);
+	else
+		memcpy(msg->staging + msg->received, data, len);
+	msg->received += len;
+}
+
+/* The message's last byte arrived: finish whatever stage it is in. */
+static void finish_arrival(struct xshm_rx_msg *msg)
+{
+	if (msg->discarded) {
+		msg->entry->srx->owner_ops->free_entry(msg->entry);
+		free_msg(msg);
+	} else if (msg->started) {
+		complete_msg(msg);
+		free_msg(msg);
+	}
+	/* Otherwise it waits, whole, in the owner's unexpected queue. */
+}
+
+static struct xshm_rx_msg *new_msg(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+				   fi_addr_t src)
+{
+	struct xshm_rx_msg *msg = calloc(1, sizeof(*msg));
+
+	if (!msg)
+		return NULL;
+	msg->ep = ep;
+	msg->src_ep_id = cmd->src_ep_id;
+	msg->src_addr = src;
+	msg->op = cmd->op;
+	msg->cmd_flags = cmd->flags;
+	msg->tag = cmd->tag;
+	msg->cq_data = cmd->cq_data;
+	msg->size = cmd->msg_size;
+	return msg;
+}
+
+static int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		     fi_addr_t src, struct fi_peer_rx_entry **entry)
+{
+	struct fid_peer_srx *srx = ep->srx;
+
+	if (cmd->op == XSHM_OP_TAGGED)
+		return srx->owner_ops->get_tag(srx, src, cmd->msg_size,
+					       cmd->tag, entry);
+	return srx->owner_ops->get_msg(srx, src, cmd->msg_size, entry);
+}
+
+static int hold_unexpected(struct xshm_rx_msg *msg,
+			   struct fi_peer_rx_entry *entry)
+{
+	msg->staging = malloc(msg->size ? msg->size : 1);
+	if (!msg->staging)
+		return -FI_ENOMEM;
+	msg->entry = entry;
+	entry->peer_context = msg;
+	entry->cq_data = msg->cq_data;
+	if (msg->cmd_flags & XSHM_CMD_REMOTE_CQ_DATA)
+		entry->flags |= FI_REMOTE_CQ_DATA;
+	return 0;
+}
+
+static void queue_unexpected(struct xshm_rx_msg *msg)
+{
+	struct fid_peer_srx *srx = msg->ep->srx;
+
+	if (msg->op == XSHM_OP_TAGGED)
+		srx->owner_ops->queue_tag(msg->entry);
+	else
+		srx->owner_ops->queue_msg(msg->entry);
+}
+
+/* The first cell of a message: match it, then deliver or hold its data. */
+static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			 const void *data)
+{
+	fi_addr_t src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
+	struct fi_peer_rx_entry *entry = NULL;
+	struct xshm_rx_msg *msg = new_msg(ep, cmd, src);
+	int ret;
+
+	if (!msg) {
+		XSHM_WARN(FI_LOG_EP_DATA, "no memory: message dropped\n");
+		return;
+	}
+	ret = get_entry(ep, cmd, src, &entry);
+	if (ret == -FI_ENOENT && hold_unexpected(msg, entry)) {
+		entry->srx->owner_ops->free_entry(entry);
+		ret = -FI_ENOMEM;
+	}
+	if (ret && ret != -FI_ENOENT) {
+		XSHM_WARN(FI_LOG_EP_DATA, "cannot match message: %s; dropped\n",
+			  fi_strerror(-ret));
+		msg->discarded = true;
+		msg->entry = NULL;
+	} else {
+		msg->entry = entry;
+		msg->started = !ret;
+	}
+	store_chunk(msg, data, cmd->chunk_len);
+	if (msg->received < msg->size)
+		xshm_dlist_append(&ep->rx_active, &msg->link);
+	if (ret == -FI_ENOENT)
+		queue_unexpected(msg);
+	else if (msg->received == msg->size && msg->discarded)
+		free_msg(msg);
+	else if (msg->received == msg->size)
+		finish_arrival(msg);
+}
+
+static struct xshm_rx_msg *find_active(struct xshm_ep *ep, uint64_t src_ep_id)
+{
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach(&ep->rx_active, it) {
+		struct xshm_rx_msg *msg =
+			xshm_container_of(it, struct xshm_rx_msg, link);
+
+		if (msg->src_ep_id == src_ep_id)
+			return msg;
+	}
+	return NULL;
+}
+
+static void handle_chunk(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			 const void *data)
+{
+	struct xshm_rx_msg *msg = find_active(ep, cmd->src_ep_id);
+
+	if (!msg || cmd->chunk_len > msg->size - msg->received) {
+		XSHM_WARN(FI_LOG_EP_DATA, "stray chunk from %016lx dropped\n",
+			  (unsigned long) cmd->src_ep_id);
+		return;
+	}
+	store_chunk(msg, data, cmd->chunk_len);
+	if (msg->received < msg->size)
+		return;
+	xshm_dlist_remove(&msg->link);
+	if (msg->discarded && !msg->entry)
+		free_msg(msg);
+	else
+		finish_arrival(msg);
+}
+
+/* Every field of a cell written by a peer is checked before use. */
+static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
+{
+	if (cmd->op < XSHM_OP_MSG || cmd->op > XSHM_OP_CHUNK ||
+	    cmd->msg_size > XSHM_MAX_MSG_SIZE || cmd->chunk_len > cmd->msg_size ||
+	    (cmd->op != XSHM_OP_CHUNK && !cmd->chunk_len && cmd->msg_size))
+		return false;
+	if (cmd->proto == XSHM_PROTO_INLINE)
+		return cmd->chunk_len <= XSHM_INLINE_MAX;
+	return cmd->proto == XSHM_PROTO_BUF &&
+	       cmd->chunk_len <= ep->region.pool.buf_size &&
+	       xshm_pool_buf(&ep->region.pool, cmd->buf_index);
+}
+
+/*
+ * The cell stays writable by its sender: work from a private copy of its
+ * header so that what was validated is what is used.
+ */
+void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
+{
+	struct xshm_cmd cmd;
+	const void *data;
+
+	memcpy(&cmd, shared, sizeof(cmd));
+	if (!cmd_valid(ep, &cmd)) {
+		XSHM_WARN(FI_LOG_EP_DATA, "malformed command dropped\n");
+		if (cmd.proto == XSHM_PROTO_BUF &&
+		    xshm_pool_buf(&ep->region.pool, cmd.buf_index))
+			xshm_pool_free(&ep->region.pool, cmd.buf_index);
+		return;
+	}
+	data = cmd.proto == XSHM_PROTO_INLINE ? shared->data :
+	       xshm_pool_buf(&ep->region.pool, cmd.buf_index);
+	if (cmd.op == XSHM_OP_CHUNK)
+		handle_chunk(ep, &cmd, data);
+	else
+		handle_first(ep, &cmd, data);
+	if (cmd.proto == XSHM_PROTO_BUF)
+		xshm_pool_free(&ep->region.pool, cmd.buf_index);
+}
+
+/* Peer SRX ops: the owner matched (start) or dropped (discard) a held message. */
+
+static int xshm_rx_start(struct fi_peer_rx_entry *entry)
+{
+	struct xshm_rx_msg *msg = entry->peer_context;
+
+	msg->entry = entry;
+	copy_to_entry(entry, 0, msg->staging, msg->received);
+	free(msg->staging);
+	msg->staging = NULL;
+	msg->started = true;
+	if (msg->received == msg->size)
+		finish_arrival(msg);
+	return 0;
+}
+
+static int xshm_rx_discard(struct fi_peer_rx_entry *entry)
+{
+	struct xshm_rx_msg *msg = entry->peer_context;
+
+	free(msg->staging);
+	msg->staging = NULL;
+	msg->discarded = true;
+	if (msg->received == msg->size)
+		finish_arrival(msg);
+	return 0;
+}
+
+const struct fi_ops_srx_peer xshm_srx_peer_ops = {
+	.size = sizeof(struct fi_ops_srx_peer),
+	.start_msg = xshm_rx_start,
+	.start_tag = xshm_rx_start,
+	.discard_msg = xshm_rx_discard,
+	.discard_tag = xshm_rx_discard,
+};
+
+/*
+ * Endpoint close, after the SRX discarded what it held: messages still
+ * arriving are dropped with their entries.  One still queued with an owner's
+ * SRX stays allocated for the owner to discard.
+ */
+void xshm_rx_abort_all(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->rx_active)) {
+		struct xshm_rx_msg *msg = xshm_container_of(ep->rx_active.next,
+						struct xshm_rx_msg, link);
+
+		xshm_dlist_remove(&msg->link);
+		if (msg->entry && !msg->started && !msg->discarded)
+			continue;
+		if (msg->entry)
+			msg->entry->srx->owner_ops->free_entry(msg->entry);
+		free_msg(msg);
+	}
+}
+
+ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
+		  void **desc, size_t count, fi_addr_t src, uint64_t tag,
+		  uint64_t ignore, void *context, uint64_t flags)
+{
+	ssize_t ret;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (xshm_check_iov(iov, count, ep->rx_iov_limit))
+		return -FI_EINVAL;
+	if (!(ep->caps & FI_DIRECTED_RECV))
+		src = FI_ADDR_UNSPEC;
+	xshm_lock_acquire(&ep->domain->lock);
+	if (src != FI_ADDR_UNSPEC && !xshm_av_has(ep->av, src))
+		ret = -FI_EINVAL;
+	else
+		ret = xshm_srx_post(ep->own_srx, tagged, iov, desc, count, src,
+				    tag, ignore, context, xshm_rx_flags(ep, flags));
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
+}

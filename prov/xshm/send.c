@@ -1,0 +1,199 @@
+/*
+ * The send path.  A message is pushed into the receiver's ring as one cell
+ * carrying the data (up to XSHM_INLINE_MAX bytes) or naming a bounce buffer
+ * borrowed from the receiver's pool, followed by XSHM_OP_CHUNK cells for
+ * the rest of a large message.  Sends that cannot be pushed at once wait in
+ * ep->tx_queue, in posting order, so that each receiver sees one sender's
+ * messages, and their chunks, in order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xshm.h"
+
+/* Pushes one cell of op; false when the peer's ring or pool is full. */
+static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
+		      struct xshm_tx_op *op)
+{
+	bool is_inline = !op->started && op->total <= XSHM_INLINE_MAX;
+	size_t len = op->total - op->sent;
+	uint32_t index = 0;
+	struct xshm_cmd *cmd;
+	void *payload;
+
+	if (!is_inline) {
+		if (len > peer->pool.buf_size)
+			len = peer->pool.buf_size;
+		if (xshm_pool_alloc(&peer->pool, &index))
+			return false;
+	}
+	cmd = xshm_ring_reserve(&peer->ring);
+	if (!cmd) {
+		if (!is_inline)
+			xshm_pool_free(&peer->pool, index);
+		return false;
+	}
+	cmd->op = op->started ? XSHM_OP_CHUNK : op->op;
+	cmd->proto = is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF;
+	cmd->flags = op->cmd_flags;
+	cmd->buf_index = index;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = op->tag;
+	cmd->cq_data = op->data;
+	cmd->msg_size = op->total;
+	cmd->chunk_len = (uint32_t) len;
+	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
+	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
+	xshm_ring_commit(&peer->ring, cmd);
+	op->sent += len;
+	op->started = true;
+	return true;
+}
+
+/* Pushes as much of op as the peer takes; true once all of it is pushed. */
+static bool push_op(struct xshm_ep *ep, struct xshm_region *peer,
+		    struct xshm_tx_op *op)
+{
+	while (!op->started || op->sent < op->total)
+		if (!push_cell(ep, peer, op))
+			return false;
+	return true;
+}
+
+static void complete_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
+{
+	if (op->comp_flags && ep->tx_cq)
+		ep->tx_cq->owner_ops->write(ep->tx_cq, op->context,
+					    op->comp_flags, 0, NULL, 0, 0,
+					    FI_ADDR_NOTAVAIL);
+}
+
+static void fail_op(struct xshm_ep *ep, const struct xshm_tx_op *op, int err)
+{
+	struct fi_cq_err_entry err_entry = {
+		.op_context = op->context,
+		.flags = FI_SEND | (op->op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
+		.tag = op->tag,
+		.err = err,
+		.prov_errno = -err,
+	};
+
+	if (ep->tx_cq)
+		ep->tx_cq->owner_ops->writeerr(ep->tx_cq, &err_entry);
+}
+
+static void dequeue_op(struct xshm_ep *ep, struct xshm_tx_op *op)
+{
+	xshm_dlist_remove(&op->link);
+	ep->tx_queued--;
+	free(op);
+}
+
+void xshm_tx_progress(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->tx_queue)) {
+		struct xshm_tx_op *op = xshm_container_of(ep->tx_queue.next,
+						struct xshm_tx_op, link);
+		struct xshm_av_entry *peer;
+		int ret = xshm_av_peer(ep->av, op->dest, &peer);
+
+		if (ret == -FI_EAGAIN)
+			return;
+		if (!ret && peer->addr.ep_id != op->dest_ep_id)
+			ret = -FI_EADDRNOTAVAIL;
+		if (ret) {
+			fail_op(ep, op, -ret);
+			dequeue_op(ep, op);
+			continue;
+		}
+		if (!push_op(ep, &peer->peer, op))
+			return;
+		complete_op(ep, op);
+		dequeue_op(ep, op);
+	}
+}
+
+static ssize_t check_send(const struct xshm_ep *ep, const struct iovec *iov,
+			  size_t count, uint64_t flags, size_t *total)
+{
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (xshm_check_iov(iov, count, ep->tx_iov_limit))
+		return -FI_EINVAL;
+	*total = xshm_iov_total(iov, count);
+	if (*total > XSHM_MAX_MSG_SIZE)
+		return -FI_EMSGSIZE;
+	if ((flags & FI_INJECT) && *total > XSHM_INJECT_SIZE)
+		return -FI_EMSGSIZE;
+	return 0;
+}
+
+static ssize_t queue_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
+{
+	struct xshm_tx_op *queued = malloc(sizeof(*queued));
+
+	if (!queued)
+		return -FI_ENOMEM;
+	*queued = *op;
+	xshm_dlist_append(&ep->tx_queue, &queued->link);
+	ep->tx_queued++;
+	return 0;
+}
+
+static void init_op(struct xshm_tx_op *op, uint8_t kind,
+		    const struct iovec *iov, size_t count, size_t total,
+		    fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+		    uint64_t flags)
+{
+	op->op = kind;
+	op->cmd_flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
+	op->dest = dest;
+	op->tag = tag;
+	op->data = data;
+	op->context = context;
+	op->comp_flags = (flags & FI_COMPLETION) ?
+		FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG) : 0;
+	memcpy(op->iov, iov, count * sizeof(*iov));
+	op->iov_count = count;
+	op->total = total;
+	op->sent = 0;
+	op->started = false;
+}
+
+/*
+ * Sends at once when nothing is queued before it; a message that does not
+ * fit in one bounce buffer may be left half-pushed, to be finished by
+ * progress.  FI_INJECT data is always copied before returning.
+ */
+ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
+		  size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
+		  void *context, uint64_t flags)
+{
+	struct xshm_av_entry *peer;
+	struct xshm_tx_op op;
+	size_t total;
+	ssize_t ret = check_send(ep, iov, count, flags, &total);
+
+	if (ret)
+		return ret;
+	xshm_lock_acquire(&ep->domain->lock);
+	ret = xshm_av_peer(ep->av, dest, &peer);
+	if (ret)
+		goto out;
+	init_op(&op, kind, iov, count, total, dest, tag, data, context, flags);
+	op.dest_ep_id = peer->addr.ep_id;
+	if (!xshm_dlist_empty(&ep->tx_queue)) {
+		ret = (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?
+		      -FI_EAGAIN : queue_op(ep, &op);
+		goto out;
+	}
+	if (push_op(ep, &peer->peer, &op))
+		complete_op(ep, &op);
+	else if (!op.started && total <= XSHM_BUF_SIZE)
+		ret = -FI_EAGAIN;
+	else
+		ret = queue_op(ep, &op);
+out:
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
+}

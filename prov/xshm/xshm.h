@@ -1,0 +1,350 @@
+/*
+ * Internal types of the xshm provider: one struct per libfabric object, and
+ * the calls the object files make on each other.
+ */
+#ifndef XSHM_PROV_H
+#define XSHM_PROV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "xshm/fi_peer.h"
+#include "shm/region.h"
+
+#define XSHM_NAME		"xshm"
+#define XSHM_VERSION		FI_VERSION(0, 1)
+#define XSHM_API_VERSION	FI_VERSION(1, 17)
+#define XSHM_MIN_API_VERSION	FI_VERSION(1, 5)
+
+#define XSHM_IOV_LIMIT		8
+#define XSHM_INJECT_SIZE	4096
+#define XSHM_MAX_MSG_SIZE	(1ULL << 30)
+#define XSHM_TX_SIZE		256
+#define XSHM_RX_SIZE		256
+#define XSHM_ADDR_PREFIX	"fi_xshm://"
+/* "fi_xshm://" + 16 hex + "/" + 16 hex + NUL */
+#define XSHM_ADDR_LEN		44
+#define XSHM_RX_BUDGET		64	/* cells drained per progress call */
+
+#define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+			 FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM)
+#define XSHM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
+#define XSHM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
+			 FI_SOURCE)
+
+extern struct fi_provider xshm_prov;
+extern const struct fi_info xshm_info_template;
+
+#define XSHM_WARN(subsys, ...) FI_WARN(&xshm_prov, subsys, __VA_ARGS__)
+#define XSHM_INFO(subsys, ...) FI_INFO(&xshm_prov, subsys, __VA_ARGS__)
+
+#define xshm_container_of(ptr, type, field) \
+	((type *) ((char *) (ptr) - offsetof(type, field)))
+
+/* Intrusive doubly linked list; struct fi_peer_rx_entry is castable to it. */
+struct xshm_dlist {
+	struct xshm_dlist *next;
+	struct xshm_dlist *prev;
+};
+
+static inline void xshm_dlist_init(struct xshm_dlist *head)
+{
+	head->next = head->prev = head;
+}
+
+static inline bool xshm_dlist_empty(const struct xshm_dlist *head)
+{
+	return head->next == head;
+}
+
+static inline void xshm_dlist_append(struct xshm_dlist *head,
+				     struct xshm_dlist *item)
+{
+	item->prev = head->prev;
+	item->next = head;
+	head->prev->next = item;
+	head->prev = item;
+}
+
+static inline void xshm_dlist_remove(struct xshm_dlist *item)
+{
+	item->prev->next = item->next;
+	item->next->prev = item->prev;
+	item->next = item->prev = item;
+}
+
+#define xshm_dlist_foreach(head, it) \
+	for ((it) = (head)->next; (it) != (head); (it) = (it)->next)
+
+/* A lock taken only when the domain's threading model needs one. */
+struct xshm_lock {
+	pthread_mutex_t mutex;
+	bool enabled;
+};
+
+static inline void xshm_lock_acquire(struct xshm_lock *lock)
+{
+	if (lock->enabled)
+		pthread_mutex_lock(&lock->mutex);
+}
+
+static inline void xshm_lock_release(struct xshm_lock *lock)
+{
+	if (lock->enabled)
+		pthread_mutex_unlock(&lock->mutex);
+}
+
+/* Provider parameters (fi_param_define in init.c). */
+struct xshm_params {
+	uint64_t node_id;
+};
+extern struct xshm_params xshm_params;
+
+/* Addresses */
+
+struct xshm_addr {
+	uint64_t node_id;
+	uint64_t ep_id;
+};
+
+void xshm_addr_format(const struct xshm_addr *addr, char buf[XSHM_ADDR_LEN]);
+int xshm_addr_parse(const char *str, size_t maxlen, struct xshm_addr *addr);
+uint64_t xshm_ep_id_for_service(const char *service);
+uint64_t xshm_ep_id_new(void);
+bool xshm_node_is_local(const char *node);
+
+/* Fabric, domain, EQ, MR */
+
+struct xshm_fabric {
+	struct fid_fabric fabric_fid;
+	_Atomic int ref;
+};
+
+struct xshm_domain {
+	struct fid_domain domain_fid;
+	struct xshm_fabric *fabric;
+	struct xshm_lock lock;
+	enum fi_threading threading;
+	uint64_t mr_mode;
+	_Atomic int ref;
+	uint64_t next_mr_key;
+};
+
+struct xshm_mr {
+	struct fid_mr mr_fid;
+	struct xshm_domain *domain;
+};
+
+int xshm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		     void *context);
+int xshm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **domain, void *context);
+int xshm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		 struct fid_eq **eq, void *context);
+extern struct fi_ops_mr xshm_mr_ops;
+
+/* Address vector */
+
+struct xshm_av_entry {
+	struct xshm_addr addr;
+	bool used;
+	bool peer_mapped;
+	struct xshm_region peer;	/* the peer's region, mapped on first send */
+};
+
+struct xshm_av {
+	struct fid_av av_fid;
+	struct xshm_domain *domain;
+	enum fi_av_type type;
+	struct xshm_av_entry *table;
+	size_t capacity;
+	size_t lowest_free;
+	uint64_t *hash_keys;		/* ep_id -> index, open addressing */
+	uint32_t *hash_vals;
+	size_t hash_size;
+	_Atomic int ref;
+};
+
+int xshm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		 struct fid_av **av, void *context);
+bool xshm_av_has(struct xshm_av *av, fi_addr_t fi_addr);
+fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id);
+int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
+		 struct xshm_av_entry **entry);
+
+/* Completion queue: implements the owner side of the peer CQ. */
+
+struct xshm_cq_comp {
+	struct fi_cq_tagged_entry entry;
+	fi_addr_t src;
+	struct fi_cq_err_entry *err;	/* non-NULL: an error completion */
+};
+
+struct xshm_cq {
+	struct fid_cq cq_fid;
+	struct fid_peer_cq peer_cq;
+	struct xshm_domain *domain;
+	enum fi_cq_format format;
+	enum fi_wait_obj wait_obj;
+	struct xshm_cq_comp *comps;	/* circular, grows on demand */
+	size_t comp_cap;
+	size_t comp_head;
+	size_t comp_count;
+	struct xshm_ep **eps;		/* endpoints this CQ progresses */
+	size_t nr_eps;
+	_Atomic bool signaled;
+	_Atomic int ref;
+};
+
+int xshm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		 struct fid_cq **cq, void *context);
+int xshm_cq_add_ep(struct xshm_cq *cq, struct xshm_ep *ep);
+void xshm_cq_remove_ep(struct xshm_cq *cq, struct xshm_ep *ep);
+
+/* Shared receive context: implements the owner side of the peer SRX. */
+
+struct xshm_rx_entry {
+	struct fi_peer_rx_entry peer;	/* first: castable to xshm_dlist */
+	uint64_t ignore;
+	struct iovec iov[XSHM_IOV_LIMIT];
+	void *desc[XSHM_IOV_LIMIT];
+};
+
+struct xshm_srx {
+	struct fid_peer_srx peer_srx;
+	struct fi_ops_srx_peer peer_ops;	/* filled by the endpoint */
+	struct xshm_domain *domain;
+	struct xshm_dlist posted_msg;
+	struct xshm_dlist posted_tag;
+	struct xshm_dlist unexp_msg;
+	struct xshm_dlist unexp_tag;
+	size_t posted;			/* receives queued by the user */
+	size_t max_posted;
+};
+
+struct xshm_srx *xshm_srx_create(struct xshm_domain *domain, size_t rx_size);
+void xshm_srx_destroy(struct xshm_srx *srx);
+ssize_t xshm_srx_post(struct xshm_srx *srx, bool tagged,
+		      const struct iovec *iov, void **desc, size_t count,
+		      fi_addr_t src, uint64_t tag, uint64_t ignore,
+		      void *context, uint64_t flags);
+
+/* Endpoint */
+
+/* A send not yet fully pushed into the peer's ring. */
+struct xshm_tx_op {
+	struct xshm_dlist link;
+	uint8_t op;			/* XSHM_OP_MSG or XSHM_OP_TAGGED */
+	uint16_t cmd_flags;
+	fi_addr_t dest;
+	uint64_t dest_ep_id;
+	uint64_t tag;
+	uint64_t data;
+	void *context;
+	uint64_t comp_flags;		/* 0: no completion wanted */
+	struct iovec iov[XSHM_IOV_LIMIT];
+	size_t iov_count;
+	size_t total;
+	size_t sent;
+	bool started;			/* first cell pushed */
+};
+
+/* A message of several cells whose chunks are still arriving, or held. */
+struct xshm_rx_msg {
+	struct xshm_dlist link;		/* in ep->rx_active while incomplete */
+	struct xshm_ep *ep;
+	struct fi_peer_rx_entry *entry;
+	uint64_t src_ep_id;
+	fi_addr_t src_addr;
+	uint8_t op;
+	uint16_t cmd_flags;
+	uint64_t tag;
+	uint64_t cq_data;
+	size_t size;
+	size_t received;
+	unsigned char *staging;		/* unexpected: data until started */
+	bool started;			/* entry holds the user's buffers */
+	bool discarded;
+};
+
+struct xshm_ep {
+	struct fid_ep ep_fid;
+	struct xshm_domain *domain;
+	uint64_t caps;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+	size_t tx_iov_limit;
+	size_t rx_iov_limit;
+	struct xshm_av *av;
+	struct xshm_cq *tx_cq_obj;
+	struct xshm_cq *rx_cq_obj;
+	struct fid_peer_cq *tx_cq;	/* completion path (own CQ or owner's) */
+	struct fid_peer_cq *rx_cq;
+	bool tx_selective;
+	bool rx_selective;
+	struct xshm_srx *own_srx;
+	struct fid_peer_srx *srx;	/* receive path (own SRX or owner's) */
+	struct xshm_addr addr;
+	struct xshm_region region;	/* inbound ring and buffers */
+	bool enabled;
+	struct xshm_dlist tx_queue;	/* of struct xshm_tx_op, in post order */
+	size_t tx_queued;
+	struct xshm_dlist rx_active;	/* of struct xshm_rx_msg */
+};
+
+int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep, void *context);
+extern struct fi_ops_msg xshm_msg_ops;
+extern struct fi_ops_tagged xshm_tagged_ops;
+extern const struct fi_ops_srx_peer xshm_srx_peer_ops;
+
+/* Completion wanted unless bound with FI_SELECTIVE_COMPLETION. */
+static inline uint64_t xshm_tx_flags(const struct xshm_ep *ep, uint64_t flags)
+{
+	return ep->tx_selective ? flags : flags | FI_COMPLETION;
+}
+
+static inline uint64_t xshm_rx_flags(const struct xshm_ep *ep, uint64_t flags)
+{
+	return ep->rx_selective ? flags : flags | FI_COMPLETION;
+}
+
+ssize_t xshm_send(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,
+		  size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
+		  void *context, uint64_t flags);
+ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
+		  void **desc, size_t count, fi_addr_t src, uint64_t tag,
+		  uint64_t ignore, void *context, uint64_t flags);
+void xshm_ep_progress(struct xshm_ep *ep);
+void xshm_tx_progress(struct xshm_ep *ep);
+void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
+void xshm_rx_abort_all(struct xshm_ep *ep);
+
+/* Common helpers */
+
+size_t xshm_iov_total(const struct iovec *iov, size_t count);
+size_t xshm_iov_copy_to(const struct iovec *iov, size_t count, size_t offset,
+			const void *src, size_t len);
+size_t xshm_iov_copy_from(void *dst, const struct iovec *iov, size_t count,
+			  size_t offset, size_t len);
+int xshm_check_iov(const struct iovec *iov, size_t count, size_t limit);
+
+int xshm_fid_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int xshm_fid_no_control(struct fid *fid, int command, void *arg);
+int xshm_fid_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			 void **ops, void *context);
+
+#endif

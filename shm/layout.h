@@ -1,0 +1,128 @@
+/*
+ * Every structure that lives in shared memory, in one place.
+ *
+ * A region is created by one endpoint and mapped by every peer that sends to
+ * it, so everything read from it by a peer is untrusted: offsets, counts and
+ * lengths are validated by the reader before use (see region.c, ring.c,
+ * pool.c).  Bump XSHM_LAYOUT_VERSION whenever anything here changes.
+ */
+#ifndef XSHM_SHM_LAYOUT_H
+#define XSHM_SHM_LAYOUT_H
+
+#include <assert.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XSHM_CACHE_LINE		64
+#define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
+#define XSHM_LAYOUT_VERSION	1
+#define XSHM_NAME_MAX		48
+
+/* Command cells: one ring slot, the unit a sender pushes. */
+#define XSHM_CELL_SIZE		256
+
+/* Medium and large payloads travel in receiver-owned bounce buffers. */
+#define XSHM_BUF_SIZE		16384
+#define XSHM_POOL_BUFS		128
+#define XSHM_RING_CELLS		512
+
+/* Region header: the first cache lines of every endpoint region. */
+struct xshm_region_hdr {
+	uint64_t magic;
+	uint32_t layout_version;
+	uint32_t hdr_size;
+	uint64_t region_size;
+	uint32_t owner_uid;
+	int32_t owner_pid;
+	uint64_t owner_start_time;	/* /proc/<pid>/stat starttime */
+	uint64_t node_id;
+	uint64_t ep_id;
+	uint64_t ring_offset;
+	uint64_t pool_offset;
+	_Atomic uint32_t ready;		/* set last, with release order */
+	uint32_t reserved;
+};
+
+/*
+ * Multi-producer single-consumer ring of fixed-size cells (per-cell sequence
+ * numbers).  Producers claim a position by CAS on tail; the consumer owns
+ * head.  The same structure, with small cells, is the pool's free-index
+ * queue, where senders also dequeue (CAS on head).
+ */
+struct xshm_ring {
+	uint32_t ncells;		/* power of two */
+	uint32_t cell_size;		/* multiple of 8, >= 16 */
+	uint64_t reserved;
+	alignas(XSHM_CACHE_LINE) _Atomic uint64_t tail;
+	alignas(XSHM_CACHE_LINE) _Atomic uint64_t head;
+	alignas(XSHM_CACHE_LINE) unsigned char cells[];
+};
+
+/* Every ring cell starts with its sequence number. */
+struct xshm_cell_seq {
+	_Atomic uint64_t seq;
+};
+
+/* Command ops. */
+enum {
+	XSHM_OP_MSG = 1,	/* first cell of an untagged message */
+	XSHM_OP_TAGGED,		/* first cell of a tagged message */
+	XSHM_OP_CHUNK,		/* continuation of the sender's current message */
+};
+
+/* Where a command's payload is. */
+enum {
+	XSHM_PROTO_INLINE = 1,	/* in the cell, after the header */
+	XSHM_PROTO_BUF,		/* in pool buffer buf_index of the receiver */
+};
+
+#define XSHM_CMD_REMOTE_CQ_DATA	(1u << 0)
+
+/* A command cell as a sender writes it. */
+struct xshm_cmd {
+	_Atomic uint64_t seq;	/* ring sequence: owned by ring.c */
+	uint8_t op;
+	uint8_t proto;
+	uint16_t flags;
+	uint32_t buf_index;	/* XSHM_PROTO_BUF */
+	uint64_t src_ep_id;
+	uint64_t tag;
+	uint64_t cq_data;
+	uint64_t msg_size;	/* whole message, all chunks */
+	uint32_t chunk_len;	/* payload bytes carried by this cell */
+	uint32_t reserved;
+	unsigned char data[];	/* XSHM_PROTO_INLINE payload */
+};
+
+#define XSHM_CMD_HDR_SIZE	offsetof(struct xshm_cmd, data)
+#define XSHM_INLINE_MAX		(XSHM_CELL_SIZE - XSHM_CMD_HDR_SIZE)
+
+/* Free-index queue cell of the pool. */
+struct xshm_index_cell {
+	_Atomic uint64_t seq;
+	uint32_t index;
+	uint32_t reserved;
+};
+
+/* Pool of bounce buffers: buffers first, free-index queue after them. */
+struct xshm_pool {
+	uint32_t nbufs;
+	uint32_t buf_size;		/* multiple of XSHM_CACHE_LINE */
+	uint64_t bufs_offset;		/* from the pool struct */
+	uint64_t freeq_offset;		/* from the pool struct, a struct xshm_ring */
+	uint64_t reserved;
+};
+
+static_assert(sizeof(struct xshm_region_hdr) == 80, "region header layout");
+static_assert(sizeof(struct xshm_cmd) == 56, "command header layout");
+static_assert(XSHM_INLINE_MAX == 200, "inline payload");
+static_assert(offsetof(struct xshm_ring, cells) % XSHM_CACHE_LINE == 0,
+	      "ring cells aligned");
+static_assert(sizeof(struct xshm_index_cell) == 16, "index cell layout");
+static_assert(sizeof(struct xshm_pool) == 32, "pool layout");
+static_assert(XSHM_CELL_SIZE % XSHM_CACHE_LINE == 0, "cell size");
+static_assert(XSHM_BUF_SIZE % XSHM_CACHE_LINE == 0, "buffer size");
+
+#endif

@@ -1,0 +1,21 @@
+/* Facts about processes and the node, for naming and liveness. */
+#ifndef XSHM_SHM_PROC_H
+#define XSHM_SHM_PROC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Start time of pid (field 22 of /proc/<pid>/stat); 0 and *start, or -errno. */
+int xshm_proc_start_time(pid_t pid, uint64_t *start);
+
+/* True while pid runs and still has the given start time. */
+bool xshm_proc_alive(pid_t pid, uint64_t start_time);
+
+/*
+ * Identity of this node: a 64-bit hash of the kernel boot id and the host
+ * name, never 0.  Processes on one machine agree on it.
+ */
+uint64_t xshm_node_id(void);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * Named shared-memory regions in /dev/shm, one per endpoint.
+ *
+ * The owner creates "/xshm-<uid>-<ep_id as 16 hex digits>" with O_EXCL and
+ * mode 0600, lays out its header, inbound ring and buffer pool, and unlinks
+ * it on close.  Peers open it by ep_id, check that it belongs to their user
+ * and validate every header field before use.
+ */
+#ifndef XSHM_SHM_REGION_H
+#define XSHM_SHM_REGION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+#include "pool.h"
+#include "ring.h"
+
+struct xshm_region_geom {
+	uint32_t ring_cells;	/* power of two */
+	uint32_t pool_bufs;
+	uint32_t buf_size;	/* multiple of XSHM_CACHE_LINE */
+};
+
+/* A process-local handle on a mapped region (owned or a peer's). */
+struct xshm_region {
+	void *base;
+	size_t size;
+	int owner;			/* created it: unlinks on close */
+	uint64_t ep_id;
+	uint64_t node_id;
+	char name[XSHM_NAME_MAX];
+	struct xshm_region_hdr *hdr;
+	struct xshm_ring_ref ring;
+	struct xshm_pool_ref pool;
+};
+
+void xshm_region_name(char *buf, size_t len, uint64_t ep_id);
+
+/*
+ * Create and map the region of endpoint ep_id.  Returns 0, -EEXIST when the
+ * name is taken, -EINVAL for an impossible geom, or another negative errno.
+ */
+int xshm_region_create(struct xshm_region *region, uint64_t node_id,
+		       uint64_t ep_id, const struct xshm_region_geom *geom);
+
+/*
+ * Map the region of a peer endpoint.  Returns 0; -ENOENT when it does not
+ * exist; -EACCES when it belongs to another user or is not mode 0600;
+ * -EAGAIN when its owner has not finished creating it (size still 0, or
+ * not marked ready); -EPROTO for a bad magic, layout version, size or
+ * geometry.
+ */
+int xshm_region_open(struct xshm_region *region, uint64_t ep_id);
+
+/* Unmap; the owner also unlinks the name. */
+void xshm_region_close(struct xshm_region *region);
+
+/*
+ * Unlink this user's regions whose owner process is gone (pid no longer
+ * alive, or alive with another start time).  Returns how many it removed.
+ */
+int xshm_region_reclaim_stale(void);
+
+#endif

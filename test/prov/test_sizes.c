@@ -1,0 +1,200 @@
+/*
+ * Every message size around the protocol thresholds, expected (receive
+ * posted first) and unexpected (sent first), tagged and untagged, checked
+ * byte by byte; and the largest message.
+ */
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "shm/layout.h"
+
+#define TAG	0x51e5ULL
+#define GUARD	64
+#define GiB	((size_t)1 << 30)
+
+static const size_t sizes[] = {
+	0, 1,
+	XSHM_INLINE_MAX - 1, XSHM_INLINE_MAX, XSHM_INLINE_MAX + 1,
+	4095, 4096, 4097,
+	XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1,
+	2 * XSHM_BUF_SIZE - 1, 2 * XSHM_BUF_SIZE, 2 * XSHM_BUF_SIZE + 1,
+	(4 << 20) + 1,
+};
+
+static void check_received(const struct xt_comp *c, const unsigned char *buf, size_t size,
+			   bool tagged)
+{
+	uint64_t kind = tagged ? FI_TAGGED : FI_MSG;
+	ssize_t bad;
+
+	XT_ASSERT((c->e.flags & (FI_RECV | kind)) == (FI_RECV | kind), "size %zu: flags 0x%llx",
+		  size, (unsigned long long)c->e.flags);
+	XT_ASSERT(c->e.len == size, "size %zu: completion len %zu", size, c->e.len);
+	bad = xt_mismatch(buf, size, size, 0);
+	XT_ASSERT(bad < 0, "size %zu: data differs at byte %zd", size, bad);
+	for (size_t i = size; i < size + GUARD; i++)
+		XT_ASSERT(buf[i] == 0x5a, "size %zu: byte %zu past the buffer was written", size, i);
+}
+
+/* One message of `size` bytes, seeded with its size, from the child to us. */
+static void transfer(size_t size, bool tagged, bool unexpected)
+{
+	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = tagged, .len = size, .seed = size,
+				  .tag = TAG };
+	unsigned char *buf = xt_alloc(size + GUARD);
+	struct xt_send_result res;
+	struct xt_comp c;
+	struct xt_rig r;
+
+	memset(buf, 0x5a, size + GUARD);
+	xt_rig_start(&r, 1, 0);
+	if (unexpected) {
+		xt_remote_send(&r.x, &r.a, &sc);
+		xt_settle(&r);
+	}
+	xt_post_recv(&r.x, tagged, buf, size, FI_ADDR_UNSPEC, TAG, 0, buf);
+	if (!unexpected)
+		xt_remote_send(&r.x, &r.a, &sc);
+	xt_wait_rx(&r.x, &c);
+	XT_ASSERT(c.e.op_context == buf, "size %zu: context %p", size, c.e.op_context);
+	check_received(&c, buf, size, tagged);
+	res = xt_remote_done(&r.x, &r.a);
+	XT_ASSERT(res.completed && !res.is_err, "size %zu: send completed %d, err %d", size,
+		  res.completed, res.err);
+	xt_rig_stop(&r);
+	free(buf);
+}
+
+START_TEST(sizes_expected_tagged_message_arrives_intact)
+{
+	transfer(sizes[_i], true, false);
+}
+END_TEST
+
+START_TEST(sizes_expected_untagged_message_arrives_intact)
+{
+	transfer(sizes[_i], false, false);
+}
+END_TEST
+
+START_TEST(sizes_unexpected_tagged_message_arrives_intact)
+{
+	transfer(sizes[_i], true, true);
+}
+END_TEST
+
+START_TEST(sizes_unexpected_untagged_message_arrives_intact)
+{
+	transfer(sizes[_i], false, true);
+}
+END_TEST
+
+static size_t max_msg_size(const struct xt_ep *x)
+{
+	size_t max = x->info->ep_attr->max_msg_size;
+
+	XT_ASSERT(max <= GiB, "max_msg_size %zu: too large to send in a test (xshm: 1 GiB)", max);
+	return max;
+}
+
+static void *map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	XT_ASSERT(p != MAP_FAILED, "mmap of %zu bytes", len);
+	return p;
+}
+
+/* Both ends of the message and a spread of positions in between. */
+static void check_sample(const unsigned char *buf, size_t len, uint64_t seed)
+{
+	const size_t edge = 1 << 16;
+
+	XT_ASSERT_PATTERN(buf, edge, seed, 0);
+	XT_ASSERT_PATTERN(buf + len - edge, edge, seed, len - edge);
+	for (size_t pos = edge; pos < len - edge; pos += 4093)
+		XT_ASSERT(buf[pos] == xt_pattern_byte(seed, pos), "byte %zu differs", pos);
+}
+
+START_TEST(sizes_message_of_max_msg_size_arrives_intact)
+{
+	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = true, .seed = 77, .tag = TAG };
+	struct xt_send_result res;
+	unsigned char *buf;
+	struct xt_comp c;
+	struct xt_rig r;
+
+	xt_rig_start(&r, 1, 0);
+	sc.len = max_msg_size(&r.x);
+	buf = map(sc.len);
+	XT_POST(&r.x, fi_trecv(r.x.ep, buf, sc.len, NULL, FI_ADDR_UNSPEC, TAG, 0, buf));
+	xt_remote_send(&r.x, &r.a, &sc);
+	xt_wait_rx(&r.x, &c);
+	XT_ASSERT(c.e.len == sc.len, "len %zu, sent %zu", c.e.len, sc.len);
+	check_sample(buf, sc.len, 77);
+	res = xt_remote_done(&r.x, &r.a);
+	XT_ASSERT(res.completed && !res.is_err, "send completed %d, err %d", res.completed,
+		  res.err);
+	xt_rig_stop(&r);
+	munmap(buf, sc.len);
+}
+END_TEST
+
+START_TEST(sizes_send_above_max_msg_size_gives_emsgsize)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct iovec iov[2];
+	unsigned char *buf;
+	struct xt_ep x;
+	fi_addr_t self;
+	size_t max;
+
+	xt_open(&x, &cfg);
+	max = max_msg_size(&x);
+	self = xt_av_insert(&x, x.name);
+	buf = map(max + 1);
+	iov[0] = (struct iovec){ buf, max };
+	iov[1] = (struct iovec){ buf + max, 1 };
+	XT_ASSERT_RC(fi_send(x.ep, buf, max + 1, NULL, self, NULL), -FI_EMSGSIZE);
+	XT_ASSERT_RC(fi_tsend(x.ep, buf, max + 1, NULL, self, TAG, NULL), -FI_EMSGSIZE);
+	XT_ASSERT_RC(fi_sendv(x.ep, iov, NULL, 2, self, NULL), -FI_EMSGSIZE);
+	XT_ASSERT_RC(fi_tsendv(x.ep, iov, NULL, 2, self, TAG, NULL), -FI_EMSGSIZE);
+	munmap(buf, max + 1);
+	xt_close(&x);
+}
+END_TEST
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static Suite *sizes_suite(void)
+{
+	Suite *s = suite_create("sizes");
+	TCase *exp = tcase_create("expected");
+	TCase *unexp = tcase_create("unexpected");
+	TCase *max = tcase_create("max");
+
+	tcase_set_timeout(exp, 30);
+	tcase_add_loop_test(exp, sizes_expected_tagged_message_arrives_intact, 0, N(sizes));
+	tcase_add_loop_test(exp, sizes_expected_untagged_message_arrives_intact, 0, N(sizes));
+	suite_add_tcase(s, exp);
+
+	tcase_set_timeout(unexp, 30);
+	tcase_add_loop_test(unexp, sizes_unexpected_tagged_message_arrives_intact, 0, N(sizes));
+	tcase_add_loop_test(unexp, sizes_unexpected_untagged_message_arrives_intact, 0, N(sizes));
+	suite_add_tcase(s, unexp);
+
+	tcase_set_timeout(max, 90);
+	tcase_add_test(max, sizes_message_of_max_msg_size_arrives_intact);
+	tcase_add_test(max, sizes_send_above_max_msg_size_gives_emsgsize);
+	suite_add_tcase(s, max);
+	return s;
+}
+
+int main(void)
+{
+	return xt_run_suite(sizes_suite());
+}

@@ -1,0 +1,523 @@
+/* Unit tests of shm/ring.c: geometry, MPSC reserve/commit/peek/release, MPMC push/pop. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shm/ring.h"
+
+#define TEST_TIMEOUT		60
+#define STRESS_PRODUCERS	4
+#define STRESS_ITEMS		200000
+#define STRESS_CELLS		1024
+#define POP_CONSUMERS		3
+#define POP_PRODUCERS		2
+#define POP_ITEMS		200000
+/* A consumer waiting this long for the next item declares items lost. */
+#define STALL_SECONDS		10
+
+/* What the stress tests carry after the cell's sequence number. */
+struct item {
+	uint32_t producer;
+	uint32_t pad;
+	uint64_t seq;
+};
+
+struct item_cell {
+	uint64_t ring_seq;
+	struct item item;
+};
+
+/* Plain calls keep check's failure messages readable. */
+static uint64_t load_u64(_Atomic uint64_t *p) { return atomic_load(p); }
+static int load_int(_Atomic int *p) { return atomic_load(p); }
+
+static struct xshm_ring *ring_alloc(uint32_t ncells, uint32_t cell_size)
+{
+	size_t bytes = xshm_ring_bytes(ncells, cell_size);
+	struct xshm_ring *ring;
+
+	ring = aligned_alloc(XSHM_CACHE_LINE,
+			     (bytes + XSHM_CACHE_LINE - 1) & ~(size_t) (XSHM_CACHE_LINE - 1));
+	ck_assert_ptr_nonnull(ring);
+	xshm_ring_init(ring, ncells, cell_size);
+	return ring;
+}
+
+static struct xshm_ring *ring_new(struct xshm_ring_ref *ref, uint32_t ncells,
+				  uint32_t cell_size)
+{
+	struct xshm_ring *ring = ring_alloc(ncells, cell_size);
+
+	ck_assert_int_eq(xshm_ring_attach(ref, ring,
+					  xshm_ring_bytes(ncells, cell_size)), 0);
+	return ring;
+}
+
+static void put_item(const struct xshm_ring_ref *ref, uint32_t producer,
+		     uint64_t seq)
+{
+	struct item_cell *cell;
+
+	while (!(cell = xshm_ring_reserve(ref)))
+		sched_yield();
+	cell->item.producer = producer;
+	cell->item.seq = seq;
+	xshm_ring_commit(ref, cell);
+}
+
+/* Call while waiting; true once the wait has lasted STALL_SECONDS. */
+static int stalled(uint64_t *spins, time_t *since)
+{
+	if ((*spins)++ == 0)
+		*since = time(NULL);
+	return *spins % 1024 == 0 && time(NULL) - *since > STALL_SECONDS;
+}
+
+static struct item take_item(const struct xshm_ring_ref *ref)
+{
+	struct item_cell *cell;
+	struct item item;
+	uint64_t spins = 0;
+	time_t since;
+
+	while (!(cell = xshm_ring_peek(ref))) {
+		if (stalled(&spins, &since))
+			ck_abort_msg("no item for %d s: lost", STALL_SECONDS);
+		sched_yield();
+	}
+	item = cell->item;
+	xshm_ring_release(ref, cell);
+	return item;
+}
+
+START_TEST(init_attach)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 64, 256);
+
+	ck_assert_ptr_eq(ref.ring, ring);
+	ck_assert_uint_eq(ref.mask, 63);
+	ck_assert_uint_eq(ref.cell_size, 256);
+	ck_assert_uint_eq(xshm_ring_bytes(64, 256),
+			  offsetof(struct xshm_ring, cells) + 64 * 256);
+	ck_assert_uint_eq(load_u64(&ring->head), 0);
+	ck_assert_uint_eq(load_u64(&ring->tail), 0);
+	free(ring);
+}
+END_TEST
+
+START_TEST(reserve_until_full)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 8, 32);
+	void *cells[8], *cell;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		cells[i] = xshm_ring_reserve(&ref);
+		ck_assert_ptr_nonnull(cells[i]);
+	}
+	ck_assert_ptr_null(xshm_ring_reserve(&ref));
+	/* Reserved but uncommitted cells are invisible to the consumer. */
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	for (i = 0; i < 8; i++)
+		xshm_ring_commit(&ref, cells[i]);
+	ck_assert_ptr_null(xshm_ring_reserve(&ref));
+	cell = xshm_ring_peek(&ref);
+	ck_assert_ptr_eq(cell, cells[0]);
+	xshm_ring_release(&ref, cell);
+	ck_assert_ptr_eq(xshm_ring_reserve(&ref), cells[0]);
+	ck_assert_ptr_null(xshm_ring_reserve(&ref));
+	free(ring);
+}
+END_TEST
+
+START_TEST(peek_empty)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 4, 16);
+
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	put_item(&ref, 0, 0);
+	ck_assert_ptr_nonnull(xshm_ring_peek(&ref));
+	take_item(&ref);
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	free(ring);
+}
+END_TEST
+
+START_TEST(fifo_single_producer)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 16, sizeof(struct item_cell));
+	uint64_t i;
+
+	for (i = 0; i < 16; i++)
+		put_item(&ref, 7, i * 3);
+	for (i = 0; i < 16; i++) {
+		struct item item = take_item(&ref);
+
+		ck_assert_uint_eq(item.producer, 7);
+		ck_assert_uint_eq(item.seq, i * 3);
+	}
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	free(ring);
+}
+END_TEST
+
+START_TEST(wraparound)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 4, sizeof(struct item_cell));
+	uint64_t next_put = 0, next_take = 0;
+	int round, k;
+
+	for (round = 0; round < 10000; round++) {
+		int batch = 1 + round % 4;
+
+		for (k = 0; k < batch; k++)
+			put_item(&ref, 1, next_put++);
+		if (batch == 4)
+			ck_assert_ptr_null(xshm_ring_reserve(&ref));
+		for (k = 0; k < batch; k++)
+			ck_assert_uint_eq(take_item(&ref).seq, next_take++);
+		ck_assert_ptr_null(xshm_ring_peek(&ref));
+	}
+	ck_assert_uint_eq(load_u64(&ring->tail), next_put);
+	ck_assert_uint_eq(load_u64(&ring->head), next_put);
+	free(ring);
+}
+END_TEST
+
+static int attach_geometry(uint32_t ncells, uint32_t cell_size, size_t avail)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_alloc(4, 64);
+	int ret;
+
+	ring->ncells = ncells;
+	ring->cell_size = cell_size;
+	ret = xshm_ring_attach(&ref, ring, avail);
+	free(ring);
+	return ret;
+}
+
+START_TEST(attach_rejects_bad_geometry)
+{
+	size_t exact = xshm_ring_bytes(4, 64);
+
+	ck_assert_int_eq(attach_geometry(4, 64, exact), 0);
+	ck_assert_int_eq(attach_geometry(4, 64, exact - 1), -EPROTO);
+	ck_assert_int_eq(attach_geometry(0, 64, exact), -EPROTO);
+	ck_assert_int_eq(attach_geometry(3, 64, exact), -EPROTO);
+	ck_assert_int_eq(attach_geometry(6, 16, exact), -EPROTO);
+	ck_assert_int_eq(attach_geometry(4, 8, exact), -EPROTO);
+	ck_assert_int_eq(attach_geometry(4, 0, exact), -EPROTO);
+	ck_assert_int_eq(attach_geometry(4, 20, exact), -EPROTO);
+	ck_assert_int_eq(attach_geometry(1u << 31, 64, exact), -EPROTO);
+	ck_assert_int_eq(attach_geometry(1u << 31, 1u << 31, (size_t) 1 << 40),
+			 -EPROTO);
+	ck_assert_int_eq(attach_geometry(4, 64, 0), -EPROTO);
+}
+END_TEST
+
+START_TEST(attach_rejects_misaligned)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *good = ring_alloc(4, 16);
+	size_t bytes = xshm_ring_bytes(4, 16);
+	unsigned char *mem = aligned_alloc(XSHM_CACHE_LINE, 2 * bytes);
+
+	/* A valid ring, but at an address its atomics cannot live at. */
+	ck_assert_ptr_nonnull(mem);
+	memcpy(mem + 8, good, bytes);
+	ck_assert_int_eq(xshm_ring_attach(&ref, (struct xshm_ring *) (mem + 8),
+					  bytes), -EPROTO);
+	ck_assert_int_eq(xshm_ring_attach(&ref, good, bytes), 0);
+	free(mem);
+	free(good);
+}
+END_TEST
+
+START_TEST(push_pop_basics)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 8, 16);
+	uint64_t value, big[2] = { 0, 0 };
+	uint64_t i;
+
+	ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), -EAGAIN);
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(xshm_ring_push(&ref, &i, sizeof(i)), 0);
+	ck_assert_int_eq(xshm_ring_push(&ref, &i, sizeof(i)), -EAGAIN);
+	ck_assert_int_eq(xshm_ring_push(&ref, big, sizeof(big)), -EINVAL);
+	ck_assert_int_eq(xshm_ring_pop(&ref, big, sizeof(big)), -EINVAL);
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), 0);
+		ck_assert_uint_eq(value, i);
+	}
+	ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), -EAGAIN);
+	/* Again after wrapping. */
+	for (i = 100; i < 105; i++)
+		ck_assert_int_eq(xshm_ring_push(&ref, &i, sizeof(i)), 0);
+	for (i = 100; i < 105; i++) {
+		ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), 0);
+		ck_assert_uint_eq(value, i);
+	}
+	free(ring);
+}
+END_TEST
+
+/* Consume n items from nproducers and check per-producer order and totals. */
+static void consume_and_check(const struct xshm_ring_ref *ref, int nproducers,
+			      uint64_t per_producer)
+{
+	uint64_t expected[STRESS_PRODUCERS] = { 0 };
+	uint64_t total = (uint64_t) nproducers * per_producer, n;
+
+	for (n = 0; n < total; n++) {
+		struct item item = take_item(ref);
+
+		ck_assert_uint_lt(item.producer, (uint64_t) nproducers);
+		if (item.seq != expected[item.producer])
+			ck_abort_msg("producer %u: got %llu, expected %llu",
+				     item.producer,
+				     (unsigned long long) item.seq,
+				     (unsigned long long) expected[item.producer]);
+		expected[item.producer]++;
+	}
+	for (n = 0; n < (uint64_t) nproducers; n++)
+		ck_assert_uint_eq(expected[n], per_producer);
+	ck_assert_ptr_null(xshm_ring_peek(ref));
+}
+
+struct producer_arg {
+	const struct xshm_ring_ref *ref;
+	uint32_t id;
+};
+
+static void produce(const struct xshm_ring_ref *ref, uint32_t id)
+{
+	uint64_t i;
+
+	for (i = 0; i < STRESS_ITEMS; i++)
+		put_item(ref, id, i);
+}
+
+static void *producer_thread(void *arg)
+{
+	struct producer_arg *producer = arg;
+
+	produce(producer->ref, producer->id);
+	return NULL;
+}
+
+START_TEST(stress_threads)
+{
+	struct producer_arg args[STRESS_PRODUCERS];
+	pthread_t threads[STRESS_PRODUCERS];
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring;
+	int i;
+
+	ring = ring_new(&ref, STRESS_CELLS, sizeof(struct item_cell));
+	for (i = 0; i < STRESS_PRODUCERS; i++) {
+		args[i].ref = &ref;
+		args[i].id = i;
+		ck_assert_int_eq(pthread_create(&threads[i], NULL,
+						producer_thread, &args[i]), 0);
+	}
+	consume_and_check(&ref, STRESS_PRODUCERS, STRESS_ITEMS);
+	for (i = 0; i < STRESS_PRODUCERS; i++)
+		pthread_join(threads[i], NULL);
+	free(ring);
+}
+END_TEST
+
+START_TEST(stress_processes)
+{
+	size_t bytes = xshm_ring_bytes(STRESS_CELLS, sizeof(struct item_cell));
+	pid_t pids[STRESS_PRODUCERS];
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring;
+	int i, status;
+
+	ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(ring, MAP_FAILED);
+	xshm_ring_init(ring, STRESS_CELLS, sizeof(struct item_cell));
+	ck_assert_int_eq(xshm_ring_attach(&ref, ring, bytes), 0);
+	for (i = 0; i < STRESS_PRODUCERS; i++) {
+		pids[i] = fork();
+		ck_assert_int_ge(pids[i], 0);
+		if (pids[i] == 0) {
+			/* Do not spin forever on a full ring if we fail. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			produce(&ref, i);
+			_exit(0);
+		}
+	}
+	consume_and_check(&ref, STRESS_PRODUCERS, STRESS_ITEMS);
+	for (i = 0; i < STRESS_PRODUCERS; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	munmap(ring, bytes);
+}
+END_TEST
+
+/* MPMC push/pop: every item popped exactly once, in order per consumer. */
+struct pop_shared {
+	struct xshm_ring_ref ref;
+	_Atomic uint32_t *seen;		/* indexed by producer * POP_ITEMS + seq */
+	_Atomic uint64_t popped;
+	_Atomic int errors;
+};
+
+struct pop_arg {
+	struct pop_shared *shared;
+	uint32_t id;
+};
+
+static void *pop_producer(void *arg)
+{
+	struct pop_arg *self = arg;
+	struct item item = { .producer = self->id };
+	uint64_t spins;
+	time_t since;
+
+	for (item.seq = 0; item.seq < POP_ITEMS; item.seq++) {
+		spins = 0;
+		while (xshm_ring_push(&self->shared->ref, &item, sizeof(item))) {
+			if (stalled(&spins, &since)) {
+				atomic_fetch_add(&self->shared->errors, 1);
+				return NULL;
+			}
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+static void *pop_consumer(void *arg)
+{
+	struct pop_shared *shared = ((struct pop_arg *) arg)->shared;
+	const uint64_t total = (uint64_t) POP_PRODUCERS * POP_ITEMS;
+	int64_t last[POP_PRODUCERS];
+	uint64_t spins = 0;
+	struct item item;
+	time_t since;
+	int i;
+
+	for (i = 0; i < POP_PRODUCERS; i++)
+		last[i] = -1;
+	while (atomic_load(&shared->popped) < total) {
+		if (xshm_ring_pop(&shared->ref, &item, sizeof(item))) {
+			if (stalled(&spins, &since)) {
+				atomic_fetch_add(&shared->errors, 1);
+				break;
+			}
+			sched_yield();
+			continue;
+		}
+		spins = 0;
+		if (item.producer >= POP_PRODUCERS || item.seq >= POP_ITEMS ||
+		    (int64_t) item.seq <= last[item.producer]) {
+			atomic_fetch_add(&shared->errors, 1);
+			continue;
+		}
+		last[item.producer] = (int64_t) item.seq;
+		atomic_fetch_add(&shared->seen[item.producer * POP_ITEMS +
+					       item.seq], 1);
+		atomic_fetch_add(&shared->popped, 1);
+	}
+	return NULL;
+}
+
+START_TEST(stress_pop_multi_consumer)
+{
+	pthread_t producers[POP_PRODUCERS], consumers[POP_CONSUMERS];
+	struct pop_arg pargs[POP_PRODUCERS], cargs[POP_CONSUMERS];
+	struct pop_shared shared = { 0 };
+	struct xshm_ring *ring;
+	uint64_t i;
+
+	ring = ring_new(&shared.ref, 256, sizeof(struct item_cell));
+	shared.seen = calloc((size_t) POP_PRODUCERS * POP_ITEMS,
+			     sizeof(*shared.seen));
+	ck_assert_ptr_nonnull(shared.seen);
+	for (i = 0; i < POP_CONSUMERS; i++) {
+		cargs[i] = (struct pop_arg) { &shared, i };
+		ck_assert_int_eq(pthread_create(&consumers[i], NULL,
+						pop_consumer, &cargs[i]), 0);
+	}
+	for (i = 0; i < POP_PRODUCERS; i++) {
+		pargs[i] = (struct pop_arg) { &shared, i };
+		ck_assert_int_eq(pthread_create(&producers[i], NULL,
+						pop_producer, &pargs[i]), 0);
+	}
+	for (i = 0; i < POP_PRODUCERS; i++)
+		pthread_join(producers[i], NULL);
+	for (i = 0; i < POP_CONSUMERS; i++)
+		pthread_join(consumers[i], NULL);
+
+	ck_assert_int_eq(load_int(&shared.errors), 0);
+	ck_assert_uint_eq(load_u64(&shared.popped),
+			  (uint64_t) POP_PRODUCERS * POP_ITEMS);
+	for (i = 0; i < (uint64_t) POP_PRODUCERS * POP_ITEMS; i++)
+		if (atomic_load(&shared.seen[i]) != 1)
+			ck_abort_msg("item %llu popped %u times",
+				     (unsigned long long) i,
+				     atomic_load(&shared.seen[i]));
+	ck_assert_int_eq(xshm_ring_pop(&shared.ref, &i, sizeof(i)), -EAGAIN);
+	free(shared.seen);
+	free(ring);
+}
+END_TEST
+
+static Suite *ring_suite(void)
+{
+	Suite *suite = suite_create("ring");
+	TCase *basic = tcase_create("basic");
+	TCase *stress = tcase_create("stress");
+
+	tcase_set_timeout(basic, TEST_TIMEOUT);
+	tcase_add_test(basic, init_attach);
+	tcase_add_test(basic, reserve_until_full);
+	tcase_add_test(basic, peek_empty);
+	tcase_add_test(basic, fifo_single_producer);
+	tcase_add_test(basic, wraparound);
+	tcase_add_test(basic, attach_rejects_bad_geometry);
+	tcase_add_test(basic, attach_rejects_misaligned);
+	tcase_add_test(basic, push_pop_basics);
+	suite_add_tcase(suite, basic);
+
+	tcase_set_timeout(stress, TEST_TIMEOUT);
+	tcase_add_test(stress, stress_threads);
+	tcase_add_test(stress, stress_processes);
+	tcase_add_test(stress, stress_pop_multi_consumer);
+	suite_add_tcase(suite, stress);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(ring_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
