@@ -42,7 +42,7 @@ struct xshm_region_hdr {
 	uint64_t ring_offset;
 	uint64_t pool_offset;
 	_Atomic uint32_t ready;		/* set last, with release order */
-	uint32_t reserved;
+	_Atomic uint32_t waiters;	/* owner sleeps: ring its doorbell */
 };
 
 /*

@@ -23,13 +23,6 @@ static int xshm_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int xshm_no_cntr_open(struct fid_domain *domain,
-			     struct fi_cntr_attr *attr, struct fid_cntr **cntr,
-			     void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static int xshm_no_poll_open(struct fid_domain *domain,
 			     struct fi_poll_attr *attr, struct fid_poll **poll)
 {
@@ -69,7 +62,7 @@ static struct fi_ops_domain xshm_domain_ops = {
 	.cq_open = xshm_cq_open,
 	.endpoint = xshm_ep_open,
 	.scalable_ep = xshm_no_scalable_ep,
-	.cntr_open = xshm_no_cntr_open,
+	.cntr_open = xshm_cntr_open,
 	.poll_open = xshm_no_poll_open,
 	.stx_ctx = xshm_no_stx_ctx,
 	.srx_ctx = xshm_no_srx_ctx,

@@ -66,6 +66,8 @@ static int xshm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_EQ:
 		break;		/* RDM endpoints report no events */
 	case FI_CLASS_CNTR:
+		ret = xshm_cntr_bind_ep(bfid, ep, flags);
+		break;
 	case FI_CLASS_SRX_CTX:
 		ret = -FI_ENOSYS;
 		break;
@@ -111,8 +113,8 @@ static int enable(struct xshm_ep *ep)
 		return 0;
 	if (!ep->av)
 		return -FI_ENOAV;
-	if (((ep->caps & FI_SEND) && !ep->tx_cq) ||
-	    ((ep->caps & FI_RECV) && !ep->rx_cq))
+	if (((ep->caps & FI_SEND) && !ep->tx_cq && !ep->tx_cntr) ||
+	    ((ep->caps & FI_RECV) && !ep->rx_cq && !ep->rx_cntr))
 		return -FI_ENOCQ;
 	ret = create_region(ep, ep->addr.ep_id >> 63);
 	if (ret)
@@ -176,8 +178,10 @@ static int xshm_ep_close(struct fid *fid)
 		xshm_cq_remove_ep(ep->tx_cq_obj, ep);
 	if (ep->rx_cq_obj && ep->rx_cq_obj != ep->tx_cq_obj)
 		xshm_cq_remove_ep(ep->rx_cq_obj, ep);
+	xshm_cntr_unbind_ep(ep);
 	if (ep->av)
 		atomic_fetch_sub(&ep->av->ref, 1);
+	xshm_doorbell_close(&ep->doorbell);
 	if (ep->enabled)
 		xshm_region_close(&ep->region);
 	xshm_lock_release(&ep->domain->lock);
@@ -293,6 +297,7 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->rx_iov_limit = XSHM_IOV_LIMIT;
 	xshm_dlist_init(&ep->tx_queue);
 	xshm_dlist_init(&ep->rx_active);
+	xshm_doorbell_init(&ep->doorbell);
 	if (init_address(ep, info)) {
 		free(ep);
 		return -FI_EINVAL;

@@ -34,7 +34,7 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
 	size_t capacity = entry_capacity(entry);
 
-	if (msg->size > capacity && ep->rx_cq) {
+	if (msg->size > capacity) {
 		struct fi_cq_err_entry err = {
 			.op_context = entry->context, .flags = flags,
 			.len = capacity, .data = data, .tag = tag,
@@ -42,12 +42,11 @@ static void complete_msg(struct xshm_rx_msg *msg)
 			.err = FI_ETRUNC, .prov_errno = FI_ETRUNC,
 		};
 
-		ep->rx_cq->owner_ops->writeerr(ep->rx_cq, &err);
-	} else if (ep->rx_cq &&
-		   (!ep->rx_selective || (entry->flags & FI_COMPLETION))) {
-		ep->rx_cq->owner_ops->write(ep->rx_cq, entry->context, flags,
-					    msg->size, NULL, data, tag,
-					    entry->addr);
+		xshm_report_rx_err(ep, &err);
+	} else {
+		xshm_report_rx(ep, entry->context, flags, msg->size, data, tag,
+			       entry->addr,
+			       !ep->rx_selective || (entry->flags & FI_COMPLETION));
 	}
 	entry->srx->owner_ops->free_entry(entry);
 }

@@ -45,6 +45,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
 	xshm_ring_commit(&peer->ring, cmd);
+	xshm_doorbell_ring(peer);
 	op->sent += len;
 	op->started = true;
 	return true;
@@ -62,24 +63,20 @@ static bool push_op(struct xshm_ep *ep, struct xshm_region *peer,
 
 static void complete_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
 {
-	if (op->comp_flags && ep->tx_cq)
-		ep->tx_cq->owner_ops->write(ep->tx_cq, op->context,
-					    op->comp_flags, 0, NULL, 0, 0,
-					    FI_ADDR_NOTAVAIL);
+	xshm_report_tx(ep, op->context, op->comp_flags, op->cq_entry);
 }
 
 static void fail_op(struct xshm_ep *ep, const struct xshm_tx_op *op, int err)
 {
 	struct fi_cq_err_entry err_entry = {
 		.op_context = op->context,
-		.flags = FI_SEND | (op->op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
+		.flags = op->comp_flags,
 		.tag = op->tag,
 		.err = err,
-		.prov_errno = -err,
+		.prov_errno = err,
 	};
 
-	if (ep->tx_cq)
-		ep->tx_cq->owner_ops->writeerr(ep->tx_cq, &err_entry);
+	xshm_report_tx_err(ep, &err_entry);
 }
 
 static void dequeue_op(struct xshm_ep *ep, struct xshm_tx_op *op)
@@ -151,8 +148,8 @@ static void init_op(struct xshm_tx_op *op, uint8_t kind,
 	op->tag = tag;
 	op->data = data;
 	op->context = context;
-	op->comp_flags = (flags & FI_COMPLETION) ?
-		FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG) : 0;
+	op->comp_flags = FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG);
+	op->cq_entry = flags & FI_COMPLETION;
 	memcpy(op->iov, iov, count * sizeof(*iov));
 	op->iov_count = count;
 	op->total = total;

@@ -22,6 +22,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "xshm/fi_peer.h"
+#include "shm/doorbell.h"
 #include "shm/region.h"
 
 #define XSHM_NAME		"xshm"
@@ -214,6 +215,19 @@ int xshm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int xshm_cq_add_ep(struct xshm_cq *cq, struct xshm_ep *ep);
 void xshm_cq_remove_ep(struct xshm_cq *cq, struct xshm_ep *ep);
 
+/*
+ * Counter: implements the owner side of the peer counter (cntr.c).  Reading
+ * or waiting on it drives the progress of the endpoints bound to it.
+ */
+struct xshm_cntr;
+
+int xshm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		   struct fid_cntr **cntr, void *context);
+/* fi_ep_bind of a counter: flags FI_SEND and/or FI_RECV. */
+int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags);
+/* Endpoint close: forget the endpoint in the counters it is bound to. */
+void xshm_cntr_unbind_ep(struct xshm_ep *ep);
+
 /* Shared receive context: implements the owner side of the peer SRX. */
 
 struct xshm_rx_entry {
@@ -254,7 +268,8 @@ struct xshm_tx_op {
 	uint64_t tag;
 	uint64_t data;
 	void *context;
-	uint64_t comp_flags;		/* 0: no completion wanted */
+	uint64_t comp_flags;		/* FI_SEND | FI_MSG or FI_TAGGED */
+	bool cq_entry;			/* a CQ entry wanted (counters always count) */
 	struct iovec iov[XSHM_IOV_LIMIT];
 	size_t iov_count;
 	size_t total;
@@ -295,6 +310,11 @@ struct xshm_ep {
 	struct fid_peer_cq *rx_cq;
 	bool tx_selective;
 	bool rx_selective;
+	struct fid_peer_cntr *tx_cntr;	/* counters (own or owner's) */
+	struct fid_peer_cntr *rx_cntr;
+	struct xshm_cntr *tx_cntr_obj;
+	struct xshm_cntr *rx_cntr_obj;
+	struct xshm_doorbell doorbell;	/* opened when the endpoint may sleep */
 	struct xshm_srx *own_srx;
 	struct fid_peer_srx *srx;	/* receive path (own SRX or owner's) */
 	struct xshm_addr addr;
@@ -332,6 +352,16 @@ void xshm_ep_progress(struct xshm_ep *ep);
 void xshm_tx_progress(struct xshm_ep *ep);
 void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
+
+/* Reporting (comp.c): every completion goes to the CQ and counter here. */
+
+void xshm_report_tx(struct xshm_ep *ep, void *context, uint64_t flags,
+		    bool cq_entry);
+void xshm_report_tx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err);
+void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,
+		    size_t len, uint64_t data, uint64_t tag, fi_addr_t src,
+		    bool cq_entry);
+void xshm_report_rx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err);
 
 /* Common helpers */
 

@@ -1,0 +1,39 @@
+/*
+ * Doorbells: how a sender wakes a receiver that sleeps (fi_cq_sread,
+ * fi_cntr_wait) instead of spinning.
+ *
+ * An endpoint that may sleep opens a doorbell: a datagram socket bound in
+ * the abstract namespace under its region's name, whose fd the waiter polls.
+ * Before sleeping it arms its region (header field `waiters`) and checks its
+ * ring once more; a sender that finds the receiver's region armed after
+ * publishing a cell rings the doorbell with one byte.  Nobody pays a system
+ * call while nobody sleeps.
+ */
+#ifndef XSHM_SHM_DOORBELL_H
+#define XSHM_SHM_DOORBELL_H
+
+#include <stdint.h>
+
+#include "region.h"
+
+struct xshm_doorbell {
+	int fd;			/* -1 while closed */
+};
+
+void xshm_doorbell_init(struct xshm_doorbell *bell);
+
+/* Bind the doorbell of endpoint ep_id; 0 (also if already open) or -errno. */
+int xshm_doorbell_open(struct xshm_doorbell *bell, uint64_t ep_id);
+void xshm_doorbell_close(struct xshm_doorbell *bell);
+
+/* Consume pending rings so that the fd stops polling readable. */
+void xshm_doorbell_drain(struct xshm_doorbell *bell);
+
+/* Receiver: announce (arm) or withdraw (disarm) a sleeper on its region. */
+void xshm_doorbell_arm(struct xshm_region *own);
+void xshm_doorbell_disarm(struct xshm_region *own);
+
+/* Sender, after publishing into peer's ring: wake the peer if it sleeps. */
+void xshm_doorbell_ring(const struct xshm_region *peer);
+
+#endif
