@@ -70,6 +70,8 @@ enum {
 	XSHM_OP_MSG = 1,	/* first cell of an untagged message */
 	XSHM_OP_TAGGED,		/* first cell of a tagged message */
 	XSHM_OP_CHUNK,		/* continuation of the sender's current message */
+	XSHM_OP_ABORT,		/* the sender's current message will not finish */
+	XSHM_OP_ACK,		/* receiver to sender: message ack_id delivered */
 };
 
 /* Where a command's payload is. */
@@ -79,6 +81,7 @@ enum {
 };
 
 #define XSHM_CMD_REMOTE_CQ_DATA	(1u << 0)
+#define XSHM_CMD_ACK		(1u << 1)	/* ack the message once matched */
 
 /* A command cell as a sender writes it. */
 struct xshm_cmd {
@@ -92,7 +95,7 @@ struct xshm_cmd {
 	uint64_t cq_data;
 	uint64_t msg_size;	/* whole message, all chunks */
 	uint32_t chunk_len;	/* payload bytes carried by this cell */
-	uint32_t reserved;
+	uint32_t ack_id;	/* XSHM_CMD_ACK and XSHM_OP_ACK: sender's id */
 	unsigned char data[];	/* XSHM_PROTO_INLINE payload */
 };
 

@@ -276,8 +276,31 @@ clear:
 	return ret;
 }
 
+bool xshm_region_is_open(const struct xshm_region *region)
+{
+	return atomic_load_explicit(&region->hdr->ready, memory_order_relaxed);
+}
+
+/* A same-user process may have truncated the file: writing would SIGBUS. */
+static bool still_full_size(const struct xshm_region *region)
+{
+	struct stat st;
+	int fd = shm_open(region->name, O_RDONLY, 0);
+	bool full;
+
+	if (fd < 0)
+		return false;
+	full = !fstat(fd, &st) && (uint64_t) st.st_size >= region->size;
+	close(fd);
+	return full;
+}
+
 void xshm_region_close(struct xshm_region *region)
 {
+	/* Peers still mapping it learn that nobody consumes it any more. */
+	if (region->base && region->owner && still_full_size(region))
+		atomic_store_explicit(&region->hdr->ready, 0,
+				      memory_order_release);
 	if (region->base)
 		munmap(region->base, region->size);
 	if (region->owner)

@@ -9,6 +9,7 @@
 #ifndef XSHM_SHM_REGION_H
 #define XSHM_SHM_REGION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,7 +54,10 @@ int xshm_region_create(struct xshm_region *region, uint64_t node_id,
  */
 int xshm_region_open(struct xshm_region *region, uint64_t ep_id);
 
-/* Unmap; the owner also unlinks the name. */
+/* False once the owner closed it (peers may still have it mapped). */
+bool xshm_region_is_open(const struct xshm_region *region);
+
+/* Unmap; the owner also unlinks the name and marks the region closed. */
 void xshm_region_close(struct xshm_region *region);
 
 /*

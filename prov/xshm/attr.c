@@ -55,9 +55,9 @@ static struct fi_domain_attr xshm_domain_attr = {
 	.max_ep_rx_ctx = 1,
 	.max_ep_stx_ctx = 0,
 	.max_ep_srx_ctx = 0,
-	.cntr_cnt = 0,
+	.cntr_cnt = 1024,
 	.mr_iov_limit = XSHM_IOV_LIMIT,
-	.caps = FI_LOCAL_COMM,
+	.caps = FI_LOCAL_COMM | FI_PEER,
 	.mode = 0,
 	.mr_cnt = 1 << 16,
 };

@@ -78,10 +78,14 @@ static int hash_rebuild(struct xshm_av *av)
 	return 0;
 }
 
-static int table_grow(struct xshm_av *av)
+/* Grows the table to at least want entries (and at least doubles it). */
+static int table_grow(struct xshm_av *av, size_t want)
 {
 	size_t capacity = av->capacity ? av->capacity * 2 : 64;
 	struct xshm_av_entry *table;
+
+	if (capacity < want)
+		capacity = want;
 
 	table = realloc(av->table, capacity * sizeof(*table));
 	if (!table)
@@ -110,6 +114,41 @@ static struct xshm_av_entry *entry_of(struct xshm_av *av, fi_addr_t fi_addr)
 	return &av->table[fi_addr];
 }
 
+int xshm_av_add_ep(struct xshm_av *av, struct xshm_ep *ep)
+{
+	struct xshm_ep **eps = realloc(av->eps, (av->nr_eps + 1) * sizeof(*eps));
+
+	if (!eps)
+		return -FI_ENOMEM;
+	eps[av->nr_eps++] = ep;
+	av->eps = eps;
+	atomic_fetch_add(&av->ref, 1);
+	return 0;
+}
+
+void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep)
+{
+	for (size_t i = 0; i < av->nr_eps; i++) {
+		if (av->eps[i] == ep) {
+			av->eps[i] = av->eps[--av->nr_eps];
+			atomic_fetch_sub(&av->ref, 1);
+			return;
+		}
+	}
+}
+
+/* New addresses may name senders of held messages: let the SRXs resolve them. */
+static void resolve_unknown_sources(struct xshm_av *av)
+{
+	for (size_t i = 0; i < av->nr_eps; i++) {
+		struct fid_peer_srx *srx = av->eps[i]->srx;
+
+		if (srx)
+			srx->owner_ops->foreach_unspec_addr(srx,
+							    xshm_rx_src_addr);
+	}
+}
+
 bool xshm_av_has(struct xshm_av *av, fi_addr_t fi_addr)
 {
 	return entry_of(av, fi_addr) != NULL;
@@ -124,6 +163,10 @@ int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 
 	if (!entry)
 		return -FI_EINVAL;
+	if (entry->peer_mapped && !xshm_region_is_open(&entry->peer)) {
+		xshm_region_close(&entry->peer);
+		entry->peer_mapped = false;
+	}
 	if (!entry->peer_mapped) {
 		ret = xshm_region_open(&entry->peer, entry->addr.ep_id);
 		if (ret == -EAGAIN)
@@ -152,7 +195,7 @@ static int insert_one(struct xshm_av *av, const struct xshm_addr *addr,
 	while (av->lowest_free < av->capacity && av->table[av->lowest_free].used)
 		av->lowest_free++;
 	if (av->lowest_free == av->capacity) {
-		ret = table_grow(av);
+		ret = table_grow(av, 0);
 		if (ret)
 			return ret;
 	}
@@ -202,6 +245,8 @@ static int xshm_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 		return -FI_EINVAL;
 	xshm_lock_acquire(&av->domain->lock);
 	ret = insert_addrs(av, addr, count, fi_addr, flags, context);
+	if (ret > 0)
+		resolve_unknown_sources(av);
 	xshm_lock_release(&av->domain->lock);
 	return ret;
 }
@@ -306,6 +351,7 @@ static int xshm_av_close(struct fid *fid)
 		if (av->table[i].peer_mapped)
 			xshm_region_close(&av->table[i].peer);
 	atomic_fetch_sub(&av->domain->ref, 1);
+	free(av->eps);
 	free(av->table);
 	free(av->hash_keys);
 	free(av->hash_vals);
@@ -336,6 +382,7 @@ int xshm_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 {
 	struct xshm_domain *domain =
 		xshm_container_of(domain_fid, struct xshm_domain, domain_fid);
+	size_t count = attr ? attr->count : 0;
 	struct xshm_av *av;
 
 	if (!attr || attr->rx_ctx_bits)
@@ -343,7 +390,7 @@ int xshm_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
-	if (attr->flags & FI_PEER)
+	if ((attr->flags & FI_PEER) && xshm_av_import(attr, context, &count))
 		return -FI_EINVAL;
 	if (attr->name || (attr->flags & (FI_EVENT | FI_READ | FI_AV_USER_ID)))
 		return -FI_ENOSYS;
@@ -353,7 +400,7 @@ int xshm_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->domain = domain;
 	av->type = attr->type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE;
 	attr->type = av->type;
-	if (table_grow(av)) {
+	if (table_grow(av, count)) {
 		free(av);
 		return -FI_ENOMEM;
 	}

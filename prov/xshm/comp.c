@@ -7,11 +7,11 @@
 #include "xshm.h"
 
 static void report(struct fid_peer_cq *cq, struct fid_peer_cntr *cntr,
-		   void *context, uint64_t flags, size_t len, uint64_t data,
-		   uint64_t tag, fi_addr_t src, bool cq_entry)
+		   void *context, uint64_t flags, size_t len, void *buf,
+		   uint64_t data, uint64_t tag, fi_addr_t src, bool cq_entry)
 {
 	if (cq && cq_entry)
-		cq->owner_ops->write(cq, context, flags, len, NULL, data, tag,
+		cq->owner_ops->write(cq, context, flags, len, buf, data, tag,
 				     src);
 	if (cntr)
 		cntr->owner_ops->inc(cntr);
@@ -29,7 +29,7 @@ static void report_err(struct fid_peer_cq *cq, struct fid_peer_cntr *cntr,
 void xshm_report_tx(struct xshm_ep *ep, void *context, uint64_t flags,
 		    bool cq_entry)
 {
-	report(ep->tx_cq, ep->tx_cntr, context, flags, 0, 0, 0,
+	report(ep->tx_cq, ep->tx_cntr, context, flags, 0, NULL, 0, 0,
 	       FI_ADDR_NOTAVAIL, cq_entry);
 }
 
@@ -39,11 +39,11 @@ void xshm_report_tx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err)
 }
 
 void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,
-		    size_t len, uint64_t data, uint64_t tag, fi_addr_t src,
-		    bool cq_entry)
+		    size_t len, void *buf, uint64_t data, uint64_t tag,
+		    fi_addr_t src, bool cq_entry)
 {
-	report(ep->rx_cq, ep->rx_cntr, context, flags, len, data, tag, src,
-	       cq_entry);
+	report(ep->rx_cq, ep->rx_cntr, context, flags, len, buf, data, tag,
+	       src, cq_entry);
 }
 
 void xshm_report_rx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err)

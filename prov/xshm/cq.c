@@ -2,12 +2,11 @@
  * Completion queue.  Endpoints write into it only through the peer CQ
  * interface (struct fid_peer_cq, owner_ops write/writeerr), exactly as they
  * would write into an owner provider's CQ; reading it drives the progress of
- * the endpoints bound to it.
+ * the endpoints bound to it.  Blocking reads sleep in its wait set (wait.c).
  */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "xshm.h"
 
@@ -58,6 +57,7 @@ static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
 	};
 	comp->src = src;
 	comp->err = NULL;
+	xshm_wait_notify(&cq->wait);
 	return 0;
 }
 
@@ -78,6 +78,7 @@ static ssize_t xshm_cq_writeerr(struct fid_peer_cq *peer_cq,
 	*err = *err_entry;
 	comp->err = err;
 	comp->src = FI_ADDR_NOTAVAIL;
+	xshm_wait_notify(&cq->wait);
 	return 0;
 }
 
@@ -125,6 +126,7 @@ static ssize_t xshm_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	if (!buf && count)
 		return -FI_EINVAL;
 	xshm_lock_acquire(&cq->domain->lock);
+	xshm_wait_untry(&cq->wait);
 	if (!cq->comp_count)
 		cq_progress(cq);
 	while ((size_t) read < count && cq->comp_count) {
@@ -162,6 +164,7 @@ static ssize_t xshm_cq_readerr(struct fid_cq *cq_fid,
 	if (!buf)
 		return -FI_EINVAL;
 	xshm_lock_acquire(&cq->domain->lock);
+	xshm_wait_untry(&cq->wait);
 	comp = cq->comp_count ? &cq->comps[cq->comp_head] : NULL;
 	if (comp && comp->err) {
 		/* err_data belongs to the caller: xshm has none to give. */
@@ -179,36 +182,51 @@ static ssize_t xshm_cq_readerr(struct fid_cq *cq_fid,
 	return ret;
 }
 
-static double elapsed_ms(const struct timespec *start)
+/* Under the lock: what ends an fi_cq_sread (a completion or a signal). */
+static bool cq_sread_ready(void *arg)
 {
-	struct timespec now;
+	struct xshm_cq *cq = arg;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1e3 +
-	       (now.tv_nsec - start->tv_nsec) / 1e6;
+	if (!cq->comp_count)
+		cq_progress(cq);
+	return cq->comp_count || atomic_load(&cq->signaled);
 }
 
-/* FI_WAIT_UNSPEC and FI_WAIT_YIELD: poll, yielding the core between tries. */
+/* Under the lock: what fi_trywait must not sleep through. */
+static bool cq_has_entries(void *arg)
+{
+	struct xshm_cq *cq = arg;
+
+	if (!cq->comp_count)
+		cq_progress(cq);
+	return cq->comp_count;
+}
+
+/* FI_WAIT_YIELD polls, yielding the core; FI_WAIT_UNSPEC and FD sleep. */
 static ssize_t xshm_cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				 fi_addr_t *src_addr, const void *cond,
 				 int timeout)
 {
 	struct xshm_cq *cq = to_cq(cq_fid);
-	struct timespec start;
+	int64_t deadline = xshm_wait_deadline(timeout);
 	ssize_t ret;
 
 	if (cq->wait_obj == FI_WAIT_NONE)
 		return -FI_EINVAL;
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		ret = xshm_cq_readfrom(cq_fid, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
 			return ret;
 		if (atomic_exchange(&cq->signaled, false))
 			return -FI_EAGAIN;
-		if (timeout >= 0 && elapsed_ms(&start) >= timeout)
+		if (!xshm_wait_remaining(deadline))
 			return -FI_EAGAIN;
-		sched_yield();
+		if (xshm_wait_can_sleep(&cq->wait))
+			xshm_wait_sleep(&cq->wait, &cq->domain->lock,
+					cq_sread_ready, cq,
+					xshm_wait_remaining(deadline));
+		else
+			sched_yield();
 	}
 }
 
@@ -220,8 +238,20 @@ static ssize_t xshm_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
 
 static int xshm_cq_signal(struct fid_cq *cq_fid)
 {
-	atomic_store(&to_cq(cq_fid)->signaled, true);
+	struct xshm_cq *cq = to_cq(cq_fid);
+
+	atomic_store(&cq->signaled, true);
+	xshm_wait_wake(&cq->wait);
 	return 0;
+}
+
+int xshm_cq_trywait(struct fid *fid)
+{
+	struct xshm_cq *cq = xshm_container_of(fid, struct xshm_cq, cq_fid.fid);
+
+	if (!xshm_wait_can_sleep(&cq->wait))
+		return -FI_EINVAL;
+	return xshm_wait_try(&cq->wait, &cq->domain->lock, cq_has_entries, cq);
 }
 
 static const char *xshm_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
@@ -247,8 +277,10 @@ int xshm_cq_add_ep(struct xshm_cq *cq, struct xshm_ep *ep)
 	eps = realloc(cq->eps, (cq->nr_eps + 1) * sizeof(*eps));
 	if (!eps)
 		return -FI_ENOMEM;
-	eps[cq->nr_eps++] = ep;
 	cq->eps = eps;
+	if (xshm_wait_add_ep(&cq->wait, ep))
+		return -FI_ENOMEM;
+	eps[cq->nr_eps++] = ep;
 	atomic_fetch_add(&cq->ref, 1);
 	return 0;
 }
@@ -257,6 +289,7 @@ void xshm_cq_remove_ep(struct xshm_cq *cq, struct xshm_ep *ep)
 {
 	for (size_t i = 0; i < cq->nr_eps; i++) {
 		if (cq->eps[i] == ep) {
+			xshm_wait_remove_ep(&cq->wait, ep);
 			cq->eps[i] = cq->eps[--cq->nr_eps];
 			atomic_fetch_sub(&cq->ref, 1);
 			return;
@@ -273,6 +306,7 @@ static int xshm_cq_close(struct fid *fid)
 	for (size_t i = 0; i < cq->comp_count; i++)
 		free(cq->comps[(cq->comp_head + i) % cq->comp_cap].err);
 	atomic_fetch_sub(&cq->domain->ref, 1);
+	xshm_wait_fini(&cq->wait);
 	free(cq->comps);
 	free(cq->eps);
 	free(cq);
@@ -281,7 +315,19 @@ static int xshm_cq_close(struct fid *fid)
 
 static int xshm_cq_control(struct fid *fid, int command, void *arg)
 {
-	return command == FI_GETWAIT ? -FI_ENODATA : -FI_ENOSYS;
+	struct xshm_cq *cq = xshm_container_of(fid, struct xshm_cq, cq_fid.fid);
+
+	switch (command) {
+	case FI_GETWAIT:
+		return xshm_wait_get_fd(&cq->wait, arg);
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *) arg = cq->wait_obj;
+		return 0;
+	default:
+		return -FI_ENOSYS;
+	}
 }
 
 static struct fi_ops xshm_cq_fi_ops = {
@@ -310,7 +356,7 @@ static int check_attr(const struct fi_cq_attr *attr)
 	if (attr->format > FI_CQ_FORMAT_TAGGED)
 		return -FI_ENOSYS;
 	if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
-	    attr->wait_obj != FI_WAIT_YIELD)
+	    attr->wait_obj != FI_WAIT_FD && attr->wait_obj != FI_WAIT_YIELD)
 		return -FI_ENOSYS;
 	if (attr->wait_cond != FI_CQ_COND_NONE)
 		return -FI_ENOSYS;
@@ -337,7 +383,13 @@ int xshm_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 		     FI_CQ_FORMAT_CONTEXT : attr->format;
 	cq->wait_obj = attr->wait_obj;
+	ret = xshm_wait_init(&cq->wait, attr->wait_obj);
+	if (ret) {
+		free(cq);
+		return ret;
+	}
 	if (comps_grow(cq)) {
+		xshm_wait_fini(&cq->wait);
 		free(cq);
 		return -FI_ENOMEM;
 	}

@@ -35,12 +35,6 @@ static int xshm_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 	return -FI_ENOSYS;
 }
 
-static int xshm_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-			   struct fid_ep **rx_ep, void *context)
-{
-	return -FI_ENOSYS;
-}
-
 static int xshm_no_query_atomic(struct fid_domain *domain,
 				enum fi_datatype datatype, enum fi_op op,
 				struct fi_atomic_attr *attr, uint64_t flags)
@@ -65,7 +59,7 @@ static struct fi_ops_domain xshm_domain_ops = {
 	.cntr_open = xshm_cntr_open,
 	.poll_open = xshm_no_poll_open,
 	.stx_ctx = xshm_no_stx_ctx,
-	.srx_ctx = xshm_no_srx_ctx,
+	.srx_ctx = xshm_srx_context,
 	.query_atomic = xshm_no_query_atomic,
 };
 

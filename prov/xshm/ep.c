@@ -57,7 +57,9 @@ static int xshm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			break;
 		}
 		ep->av = xshm_container_of(bfid, struct xshm_av, av_fid.fid);
-		atomic_fetch_add(&ep->av->ref, 1);
+		ret = xshm_av_add_ep(ep->av, ep);
+		if (ret)
+			ep->av = NULL;
 		break;
 	case FI_CLASS_CQ:
 		ret = bind_cq(ep, xshm_container_of(bfid, struct xshm_cq,
@@ -69,7 +71,15 @@ static int xshm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = xshm_cntr_bind_ep(bfid, ep, flags);
 		break;
 	case FI_CLASS_SRX_CTX:
-		ret = -FI_ENOSYS;
+		if (ep->srx) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->srx = xshm_srx_import_bind(bfid);
+		if (ep->srx)
+			ep->srx_import = bfid;
+		else
+			ret = -FI_EINVAL;
 		break;
 	default:
 		ret = -FI_EINVAL;
@@ -119,13 +129,16 @@ static int enable(struct xshm_ep *ep)
 	ret = create_region(ep, ep->addr.ep_id >> 63);
 	if (ret)
 		return ret;
-	ep->own_srx = xshm_srx_create(ep->domain, XSHM_RX_SIZE);
-	if (!ep->own_srx) {
-		xshm_region_close(&ep->region);
-		return -FI_ENOMEM;
+	if (!ep->srx) {
+		ep->own_srx = xshm_srx_create(ep->domain, XSHM_RX_SIZE);
+		if (!ep->own_srx) {
+			xshm_region_close(&ep->region);
+			return -FI_ENOMEM;
+		}
+		ep->own_srx->peer_ops = xshm_srx_peer_ops;
+		ep->own_srx->min_multi_recv = ep->min_multi_recv;
+		ep->srx = &ep->own_srx->peer_srx;
 	}
-	ep->own_srx->peer_ops = xshm_srx_peer_ops;
-	ep->srx = &ep->own_srx->peer_srx;
 	ep->enabled = true;
 	return 0;
 }
@@ -165,12 +178,9 @@ static int xshm_ep_close(struct fid *fid)
 	struct xshm_ep *ep = to_ep(fid);
 
 	xshm_lock_acquire(&ep->domain->lock);
-	while (!xshm_dlist_empty(&ep->tx_queue)) {
-		struct xshm_dlist *op = ep->tx_queue.next;
-
-		xshm_dlist_remove(op);
-		free(xshm_container_of(op, struct xshm_tx_op, link));
-	}
+	ep->closing = true;
+	xshm_tx_abort_all(ep);
+	xshm_ack_close(ep);
 	if (ep->own_srx)
 		xshm_srx_destroy(ep->own_srx);
 	xshm_rx_abort_all(ep);
@@ -180,7 +190,9 @@ static int xshm_ep_close(struct fid *fid)
 		xshm_cq_remove_ep(ep->rx_cq_obj, ep);
 	xshm_cntr_unbind_ep(ep);
 	if (ep->av)
-		atomic_fetch_sub(&ep->av->ref, 1);
+		xshm_av_remove_ep(ep->av, ep);
+	if (ep->srx_import)
+		xshm_srx_import_unbind(ep->srx_import);
 	xshm_doorbell_close(&ep->doorbell);
 	if (ep->enabled)
 		xshm_region_close(&ep->region);
@@ -226,21 +238,51 @@ static int xshm_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
 	return -FI_ENOSYS;
 }
 
+/* A posted receive, else a send not yet started, with that context. */
 static ssize_t xshm_ep_cancel(fid_t fid, void *context)
 {
-	return -FI_ENOSYS;
+	struct xshm_ep *ep = to_ep(fid);
+	ssize_t ret = -FI_ENOENT;
+
+	xshm_lock_acquire(&ep->domain->lock);
+	if (ep->enabled) {
+		ret = xshm_srx_cancel(ep->own_srx, ep, context);
+		if (ret == -FI_ENOENT)
+			ret = xshm_tx_cancel(ep, context);
+	}
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
 }
 
 static int xshm_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct xshm_ep *ep = to_ep(fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_EINVAL;
+	*(size_t *) optval = ep->min_multi_recv;
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
 static int xshm_ep_setopt(fid_t fid, int level, int optname,
 			  const void *optval, size_t optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct xshm_ep *ep = to_ep(fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	xshm_lock_acquire(&ep->domain->lock);
+	ep->min_multi_recv = *(const size_t *) optval;
+	if (ep->own_srx)
+		ep->own_srx->min_multi_recv = ep->min_multi_recv;
+	xshm_lock_release(&ep->domain->lock);
+	return 0;
 }
 
 static struct fi_ops xshm_ep_fi_ops = {
@@ -297,6 +339,9 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->rx_iov_limit = XSHM_IOV_LIMIT;
 	xshm_dlist_init(&ep->tx_queue);
 	xshm_dlist_init(&ep->rx_active);
+	xshm_dlist_init(&ep->tx_wait_ack);
+	xshm_dlist_init(&ep->acks_out);
+	xshm_dlist_init(&ep->ack_peers);
 	xshm_doorbell_init(&ep->doorbell);
 	if (init_address(ep, info)) {
 		free(ep);

@@ -175,7 +175,7 @@ int xshm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		      attr->wait_obj != FI_WAIT_UNSPEC &&
 		      attr->wait_obj != FI_WAIT_YIELD))
 		return -FI_ENOSYS;
-	if (attr->flags & FI_PEER)
+	if ((attr->flags & FI_PEER) && xshm_eq_import(context))
 		return -FI_EINVAL;
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)

@@ -20,9 +20,9 @@ static int xshm_domain2(struct fid_fabric *fabric, struct fi_info *info,
 			struct fid_domain **domain, uint64_t flags,
 			void *context)
 {
-	if (flags)
-		return -FI_EINVAL;
-	return xshm_domain_open(fabric, info, domain, context);
+	int ret = flags ? xshm_domain_import(flags, context) : 0;
+
+	return ret ? ret : xshm_domain_open(fabric, info, domain, context);
 }
 
 static int xshm_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
@@ -37,10 +37,29 @@ static int xshm_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *att
 	return -FI_ENOSYS;
 }
 
+/* FI_SUCCESS only if every CQ and counter is empty and armed. */
 static int xshm_trywait(struct fid_fabric *fabric, struct fid **fids,
 			int count)
 {
-	return -FI_ENOSYS;
+	int ret = 0;
+
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (int i = 0; i < count && !ret; i++) {
+		if (!fids[i])
+			return -FI_EINVAL;
+		switch (fids[i]->fclass) {
+		case FI_CLASS_CQ:
+			ret = xshm_cq_trywait(fids[i]);
+			break;
+		case FI_CLASS_CNTR:
+			ret = xshm_cntr_trywait(fids[i]);
+			break;
+		default:
+			ret = -FI_ENOSYS;
+		}
+	}
+	return ret;
 }
 
 static struct fi_ops xshm_fabric_fi_ops = {

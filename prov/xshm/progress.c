@@ -15,5 +15,8 @@ void xshm_ep_progress(struct xshm_ep *ep)
 		xshm_rx_handle_cmd(ep, cmd);
 		xshm_ring_release(ring, cmd);
 	}
+	xshm_ack_flush(ep);
+	if (!xshm_dlist_empty(&ep->tx_wait_ack))
+		xshm_ack_reap(ep);
 	xshm_tx_progress(ep);
 }

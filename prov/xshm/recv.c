@@ -21,6 +21,8 @@ static void copy_to_entry(struct fi_peer_rx_entry *entry, size_t offset,
 	xshm_iov_copy_to(entry->iov, entry->count, offset, data, len);
 }
 
+static void ack_if_asked(const struct xshm_rx_msg *msg);
+
 /* Reports the received message and gives the entry back to its owner. */
 static void complete_msg(struct xshm_rx_msg *msg)
 {
@@ -29,7 +31,8 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	bool has_data = msg->cmd_flags & XSHM_CMD_REMOTE_CQ_DATA;
 	uint64_t flags = FI_RECV |
 			 (msg->op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG) |
-			 (has_data ? FI_REMOTE_CQ_DATA : 0);
+			 (has_data ? FI_REMOTE_CQ_DATA : 0) |
+			 (msg->entry->flags & FI_MULTI_RECV);
 	uint64_t data = has_data ? msg->cq_data : 0;
 	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
 	size_t capacity = entry_capacity(entry);
@@ -44,15 +47,28 @@ static void complete_msg(struct xshm_rx_msg *msg)
 
 		xshm_report_rx_err(ep, &err);
 	} else {
-		xshm_report_rx(ep, entry->context, flags, msg->size, data, tag,
-			       entry->addr,
+		xshm_report_rx(ep, entry->context, flags, msg->size,
+			       entry->count ? entry->iov[0].iov_base : NULL,
+			       data, tag, entry->addr,
 			       !ep->rx_selective || (entry->flags & FI_COMPLETION));
 	}
 	entry->srx->owner_ops->free_entry(entry);
+	ack_if_asked(msg);
+}
+
+/* The sender asked to learn when its message was delivered or discarded. */
+static void ack_if_asked(const struct xshm_rx_msg *msg)
+{
+	/* Dropped because the endpoint closes: the sender must not succeed. */
+	if (msg->ep->closing)
+		return;
+	if (msg->cmd_flags & XSHM_CMD_ACK)
+		xshm_ack_send(msg->ep, msg->src_ep_id, msg->ack_id);
 }
 
 static void free_msg(struct xshm_rx_msg *msg)
 {
+	xshm_dlist_remove(&msg->link);
 	free(msg->staging);
 	free(msg);
 }
@@ -69,11 +85,32 @@ static void store_chunk(struct xshm_rx_msg *msg, const void *data, size_t len)
 	msg->received += len;
 }
 
+/* A receive matched a message whose sender closed before sending it all. */
+static void report_aborted(struct xshm_rx_msg *msg)
+{
+	struct fi_peer_rx_entry *entry = msg->entry;
+	struct fi_cq_err_entry err = {
+		.op_context = entry->context,
+		.flags = FI_RECV | (msg->op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
+		.tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0,
+		.err = FI_ECONNABORTED,
+		.prov_errno = FI_ECONNABORTED,
+	};
+
+	xshm_report_rx_err(msg->ep, &err);
+	entry->srx->owner_ops->free_entry(entry);
+}
+
 /* The message's last byte arrived: finish whatever stage it is in. */
 static void finish_arrival(struct xshm_rx_msg *msg)
 {
-	if (msg->discarded) {
+	if (msg->aborted && msg->started) {
+		report_aborted(msg);
+		free_msg(msg);
+	} else if (msg->discarded) {
 		msg->entry->srx->owner_ops->free_entry(msg->entry);
+		if (!msg->aborted)
+			ack_if_asked(msg);
 		free_msg(msg);
 	} else if (msg->started) {
 		complete_msg(msg);
@@ -90,6 +127,7 @@ static struct xshm_rx_msg *new_msg(struct xshm_ep *ep, const struct xshm_cmd *cm
 	if (!msg)
 		return NULL;
 	msg->ep = ep;
+	xshm_dlist_append(&ep->rx_active, &msg->link);
 	msg->src_ep_id = cmd->src_ep_id;
 	msg->src_addr = src;
 	msg->op = cmd->op;
@@ -97,6 +135,7 @@ static struct xshm_rx_msg *new_msg(struct xshm_ep *ep, const struct xshm_cmd *cm
 	msg->tag = cmd->tag;
 	msg->cq_data = cmd->cq_data;
 	msg->size = cmd->msg_size;
+	msg->ack_id = cmd->ack_id;
 	return msg;
 }
 
@@ -163,8 +202,6 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		msg->started = !ret;
 	}
 	store_chunk(msg, data, cmd->chunk_len);
-	if (msg->received < msg->size)
-		xshm_dlist_append(&ep->rx_active, &msg->link);
 	if (ret == -FI_ENOENT)
 		queue_unexpected(msg);
 	else if (msg->received == msg->size && msg->discarded)
@@ -173,6 +210,7 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		finish_arrival(msg);
 }
 
+/* The message from that sender whose chunks are still arriving. */
 static struct xshm_rx_msg *find_active(struct xshm_ep *ep, uint64_t src_ep_id)
 {
 	struct xshm_dlist *it;
@@ -181,7 +219,7 @@ static struct xshm_rx_msg *find_active(struct xshm_ep *ep, uint64_t src_ep_id)
 		struct xshm_rx_msg *msg =
 			xshm_container_of(it, struct xshm_rx_msg, link);
 
-		if (msg->src_ep_id == src_ep_id)
+		if (msg->src_ep_id == src_ep_id && msg->received < msg->size)
 			return msg;
 	}
 	return NULL;
@@ -200,7 +238,24 @@ static void handle_chunk(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	store_chunk(msg, data, cmd->chunk_len);
 	if (msg->received < msg->size)
 		return;
-	xshm_dlist_remove(&msg->link);
+	if (msg->discarded && !msg->entry)
+		free_msg(msg);
+	else
+		finish_arrival(msg);
+}
+
+/*
+ * The sender closed part way through its current message: it completes as
+ * aborted (an error for a receive that matched it) with what arrived.
+ */
+static void handle_abort(struct xshm_ep *ep, const struct xshm_cmd *cmd)
+{
+	struct xshm_rx_msg *msg = find_active(ep, cmd->src_ep_id);
+
+	if (!msg)
+		return;
+	msg->aborted = true;
+	msg->received = msg->size;
 	if (msg->discarded && !msg->entry)
 		free_msg(msg);
 	else
@@ -210,6 +265,9 @@ static void handle_chunk(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 /* Every field of a cell written by a peer is checked before use. */
 static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 {
+	if (cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_ABORT)
+		return cmd->proto == XSHM_PROTO_INLINE && !cmd->chunk_len &&
+		       !cmd->msg_size;
 	if (cmd->op < XSHM_OP_MSG || cmd->op > XSHM_OP_CHUNK ||
 	    cmd->msg_size > XSHM_MAX_MSG_SIZE || cmd->chunk_len > cmd->msg_size ||
 	    (cmd->op != XSHM_OP_CHUNK && !cmd->chunk_len && cmd->msg_size))
@@ -240,22 +298,62 @@ void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	}
 	data = cmd.proto == XSHM_PROTO_INLINE ? shared->data :
 	       xshm_pool_buf(&ep->region.pool, cmd.buf_index);
-	if (cmd.op == XSHM_OP_CHUNK)
+	switch (cmd.op) {
+	case XSHM_OP_CHUNK:
 		handle_chunk(ep, &cmd, data);
-	else
+		break;
+	case XSHM_OP_ACK:
+		xshm_ack_received(ep, cmd.src_ep_id, cmd.ack_id);
+		break;
+	case XSHM_OP_ABORT:
+		handle_abort(ep, &cmd);
+		break;
+	default:
 		handle_first(ep, &cmd, data);
+	}
 	if (cmd.proto == XSHM_PROTO_BUF)
 		xshm_pool_free(&ep->region.pool, cmd.buf_index);
 }
 
+/*
+ * foreach_unspec_addr callback: the source of a held message, once its
+ * sender is in the endpoint's AV.
+ */
+fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry)
+{
+	struct xshm_rx_msg *msg = entry->peer_context;
+
+	if (!msg || !msg->ep)
+		return FI_ADDR_NOTAVAIL;
+	msg->src_addr = xshm_av_lookup_ep_id(msg->ep->av, msg->src_ep_id);
+	return msg->src_addr;
+}
+
 /* Peer SRX ops: the owner matched (start) or dropped (discard) a held message. */
+
+/*
+ * A message held by an owner's SRX after its endpoint closed has nowhere to
+ * be reported: it is released without a completion.
+ */
+static bool release_orphan(struct xshm_rx_msg *msg,
+			   struct fi_peer_rx_entry *entry)
+{
+	if (msg->ep)
+		return false;
+	entry->srx->owner_ops->free_entry(entry);
+	free_msg(msg);
+	return true;
+}
 
 static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 {
 	struct xshm_rx_msg *msg = entry->peer_context;
 
+	if (release_orphan(msg, entry))
+		return 0;
 	msg->entry = entry;
-	copy_to_entry(entry, 0, msg->staging, msg->received);
+	if (!msg->aborted)
+		copy_to_entry(entry, 0, msg->staging, msg->received);
 	free(msg->staging);
 	msg->staging = NULL;
 	msg->started = true;
@@ -268,6 +366,8 @@ static int xshm_rx_discard(struct fi_peer_rx_entry *entry)
 {
 	struct xshm_rx_msg *msg = entry->peer_context;
 
+	if (release_orphan(msg, entry))
+		return 0;
 	free(msg->staging);
 	msg->staging = NULL;
 	msg->discarded = true;
@@ -285,9 +385,9 @@ const struct fi_ops_srx_peer xshm_srx_peer_ops = {
 };
 
 /*
- * Endpoint close, after the SRX discarded what it held: messages still
+ * Endpoint close, after its own SRX discarded what it held: messages still
  * arriving are dropped with their entries.  One still queued with an owner's
- * SRX stays allocated for the owner to discard.
+ * SRX becomes an orphan, released when the owner starts or discards it.
  */
 void xshm_rx_abort_all(struct xshm_ep *ep)
 {
@@ -295,33 +395,63 @@ void xshm_rx_abort_all(struct xshm_ep *ep)
 		struct xshm_rx_msg *msg = xshm_container_of(ep->rx_active.next,
 						struct xshm_rx_msg, link);
 
-		xshm_dlist_remove(&msg->link);
-		if (msg->entry && !msg->started && !msg->discarded)
+		if (msg->entry && !msg->started && !msg->discarded) {
+			xshm_dlist_remove(&msg->link);
+			msg->ep = NULL;
 			continue;
+		}
 		if (msg->entry)
 			msg->entry->srx->owner_ops->free_entry(msg->entry);
 		free_msg(msg);
 	}
 }
 
+static ssize_t check_recv(const struct xshm_ep *ep,
+			  const struct xshm_recv_args *recv)
+{
+	uint64_t special = recv->flags & (FI_PEEK | FI_CLAIM | FI_DISCARD);
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (xshm_check_iov(recv->iov, recv->count, ep->rx_iov_limit))
+		return -FI_EINVAL;
+	if (special == FI_DISCARD ||
+	    (special && (recv->flags & FI_MULTI_RECV)))
+		return -FI_EINVAL;
+	if ((recv->flags & FI_MULTI_RECV) &&
+	    (recv->tagged || recv->count != 1 || !(ep->caps & FI_MULTI_RECV)))
+		return -FI_EINVAL;
+	if (recv->src != FI_ADDR_UNSPEC && !xshm_av_has(ep->av, recv->src))
+		return -FI_EINVAL;
+	return 0;
+}
+
 ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 		  void **desc, size_t count, fi_addr_t src, uint64_t tag,
 		  uint64_t ignore, void *context, uint64_t flags)
 {
+	struct xshm_recv_args recv = {
+		.tagged = tagged, .iov = iov, .desc = desc, .count = count,
+		.src = (ep->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC,
+		.tag = tag, .ignore = ignore, .context = context,
+		.flags = xshm_rx_flags(ep, flags),
+	};
 	ssize_t ret;
 
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (xshm_check_iov(iov, count, ep->rx_iov_limit))
-		return -FI_EINVAL;
-	if (!(ep->caps & FI_DIRECTED_RECV))
-		src = FI_ADDR_UNSPEC;
 	xshm_lock_acquire(&ep->domain->lock);
-	if (src != FI_ADDR_UNSPEC && !xshm_av_has(ep->av, src))
-		ret = -FI_EINVAL;
+	ret = check_recv(ep, &recv);
+	if (ret)
+		;
+	else if (!ep->own_srx)
+		ret = -FI_ENOSYS;	/* receives are posted to the owner's SRX */
+	else if (flags & FI_PEEK) {
+		xshm_ep_progress(ep);	/* look at what has arrived by now */
+		ret = xshm_srx_peek(ep->own_srx, ep, &recv);
+	}
+	else if (flags & FI_CLAIM)
+		ret = xshm_srx_claim(ep->own_srx, ep, &recv);
 	else
-		ret = xshm_srx_post(ep->own_srx, tagged, iov, desc, count, src,
-				    tag, ignore, context, xshm_rx_flags(ep, flags));
+		ret = xshm_srx_post(ep->own_srx, ep, &recv);
 	xshm_lock_release(&ep->domain->lock);
 	return ret;
 }

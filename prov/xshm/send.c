@@ -42,6 +42,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd->cq_data = op->data;
 	cmd->msg_size = op->total;
 	cmd->chunk_len = (uint32_t) len;
+	cmd->ack_id = op->ack_id;
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
 	xshm_ring_commit(&peer->ring, cmd);
@@ -86,6 +87,40 @@ static void dequeue_op(struct xshm_ep *ep, struct xshm_tx_op *op)
 	free(op);
 }
 
+/*
+ * All of op is pushed: complete it, or park it until its ack when it asked
+ * for delivery or match completion.  A queued op is moved, one on the stack
+ * copied.
+ */
+static int finish_op(struct xshm_ep *ep, struct xshm_tx_op *op, bool queued)
+{
+	struct xshm_tx_op *waiting = op;
+
+	if (!op->ack_id) {
+		complete_op(ep, op);
+		if (queued)
+			dequeue_op(ep, op);
+		return 0;
+	}
+	if (queued) {
+		xshm_dlist_remove(&op->link);
+		ep->tx_queued--;
+	} else {
+		waiting = malloc(sizeof(*waiting));
+		if (!waiting)
+			return -FI_ENOMEM;
+		*waiting = *op;
+	}
+	xshm_dlist_append(&ep->tx_wait_ack, &waiting->link);
+	return 0;
+}
+
+/* A fenced send waits until every send before it has completed. */
+static bool fence_blocks(const struct xshm_ep *ep, const struct xshm_tx_op *op)
+{
+	return op->fence && !xshm_dlist_empty(&ep->tx_wait_ack);
+}
+
 void xshm_tx_progress(struct xshm_ep *ep)
 {
 	while (!xshm_dlist_empty(&ep->tx_queue)) {
@@ -103,9 +138,60 @@ void xshm_tx_progress(struct xshm_ep *ep)
 			dequeue_op(ep, op);
 			continue;
 		}
-		if (!push_op(ep, &peer->peer, op))
+		if ((!op->started && fence_blocks(ep, op)) ||
+		    !push_op(ep, &peer->peer, op))
 			return;
-		complete_op(ep, op);
+		finish_op(ep, op, true);
+	}
+}
+
+ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context)
+{
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach(&ep->tx_queue, it) {
+		struct xshm_tx_op *op = xshm_container_of(it, struct xshm_tx_op,
+							  link);
+
+		if (op->context == context && !op->started) {
+			fail_op(ep, op, FI_ECANCELED);
+			dequeue_op(ep, op);
+			return 0;
+		}
+	}
+	return -FI_ENOENT;
+}
+
+/* Tells the receiver of a half-pushed message that the rest is not coming. */
+static void push_abort(struct xshm_ep *ep, const struct xshm_tx_op *op)
+{
+	struct xshm_av_entry *peer;
+	struct xshm_cmd *cmd;
+
+	if (xshm_av_peer(ep->av, op->dest, &peer) ||
+	    peer->addr.ep_id != op->dest_ep_id)
+		return;
+	cmd = xshm_ring_reserve(&peer->peer.ring);
+	if (!cmd)
+		return;	/* the receiver will see the sender's region gone */
+	memset((char *) cmd + sizeof(cmd->seq), 0,
+	       XSHM_CMD_HDR_SIZE - sizeof(cmd->seq));
+	cmd->op = XSHM_OP_ABORT;
+	cmd->proto = XSHM_PROTO_INLINE;
+	cmd->src_ep_id = ep->addr.ep_id;
+	xshm_ring_commit(&peer->peer.ring, cmd);
+	xshm_doorbell_ring(&peer->peer);
+}
+
+/* Endpoint close: queued sends are dropped without completions. */
+void xshm_tx_abort_all(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->tx_queue)) {
+		struct xshm_tx_op *op = xshm_container_of(ep->tx_queue.next,
+						struct xshm_tx_op, link);
+
+		if (op->started)
+			push_abort(ep, op);
 		dequeue_op(ep, op);
 	}
 }
@@ -137,7 +223,7 @@ static ssize_t queue_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
 	return 0;
 }
 
-static void init_op(struct xshm_tx_op *op, uint8_t kind,
+static void init_op(struct xshm_ep *ep, struct xshm_tx_op *op, uint8_t kind,
 		    const struct iovec *iov, size_t count, size_t total,
 		    fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 		    uint64_t flags)
@@ -150,11 +236,19 @@ static void init_op(struct xshm_tx_op *op, uint8_t kind,
 	op->context = context;
 	op->comp_flags = FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG);
 	op->cq_entry = flags & FI_COMPLETION;
+	op->fence = flags & FI_FENCE;
+	op->ack_id = 0;
 	memcpy(op->iov, iov, count * sizeof(*iov));
 	op->iov_count = count;
 	op->total = total;
 	op->sent = 0;
 	op->started = false;
+	if (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) {
+		op->cmd_flags |= XSHM_CMD_ACK;
+		if (++ep->next_ack_id == 0)	/* 0 means "no ack" */
+			ep->next_ack_id = 1;
+		op->ack_id = ep->next_ack_id;
+	}
 }
 
 /*
@@ -177,15 +271,16 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	ret = xshm_av_peer(ep->av, dest, &peer);
 	if (ret)
 		goto out;
-	init_op(&op, kind, iov, count, total, dest, tag, data, context, flags);
+	init_op(ep, &op, kind, iov, count, total, dest, tag, data, context,
+		flags);
 	op.dest_ep_id = peer->addr.ep_id;
-	if (!xshm_dlist_empty(&ep->tx_queue)) {
+	if (!xshm_dlist_empty(&ep->tx_queue) || fence_blocks(ep, &op)) {
 		ret = (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?
 		      -FI_EAGAIN : queue_op(ep, &op);
 		goto out;
 	}
 	if (push_op(ep, &peer->peer, &op))
-		complete_op(ep, &op);
+		ret = finish_op(ep, &op, false);
 	else if (!op.started && total <= XSHM_BUF_SIZE)
 		ret = -FI_EAGAIN;
 	else

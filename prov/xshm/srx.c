@@ -53,6 +53,48 @@ static struct xshm_rx_entry *find_posted(struct xshm_dlist *list, bool tagged,
 	return NULL;
 }
 
+static void unpost(struct xshm_srx *srx, struct xshm_rx_entry *entry)
+{
+	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
+	srx->posted--;
+}
+
+/*
+ * Gives the next size bytes of multi-receive buffer parent to entry (a new
+ * one when entry is NULL).  The buffer is released, and the piece flagged
+ * FI_MULTI_RECV, once less than min_multi_recv bytes (or none) remain.
+ */
+static struct xshm_rx_entry *carve(struct xshm_srx *srx,
+				   struct xshm_rx_entry *parent, size_t size,
+				   struct xshm_rx_entry *entry)
+{
+	size_t left = parent->iov[0].iov_len - parent->multi_used;
+
+	if (!entry)
+		entry = entry_alloc(srx);
+	if (!entry)
+		return NULL;
+	entry->iov[0].iov_base = (char *) parent->iov[0].iov_base +
+				 parent->multi_used;
+	entry->iov[0].iov_len = left;
+	entry->desc[0] = parent->desc[0];
+	entry->peer.iov = entry->iov;
+	entry->peer.desc = entry->desc;
+	entry->peer.count = 1;
+	entry->peer.context = parent->peer.context;
+	entry->peer.flags = (entry->peer.flags & FI_REMOTE_CQ_DATA) |
+			    FI_MSG | FI_RECV |
+			    (parent->peer.flags & FI_COMPLETION);
+	parent->multi_used += size < left ? size : left;
+	left = parent->iov[0].iov_len - parent->multi_used;
+	if (!left || left < srx->min_multi_recv) {
+		entry->peer.flags |= FI_MULTI_RECV;
+		unpost(srx, parent);
+		free(parent);
+	}
+	return entry;
+}
+
 static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
 		     fi_addr_t addr, size_t size, uint64_t tag,
 		     struct fi_peer_rx_entry **entry_out)
@@ -63,9 +105,12 @@ static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
 
 	entry = find_posted(tagged ? &srx->posted_tag : &srx->posted_msg,
 			    tagged, addr, tag);
-	if (entry) {
-		xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
-		srx->posted--;
+	if (entry && entry->multi_recv) {
+		entry = carve(srx, entry, size, NULL);
+		if (!entry)
+			return -FI_ENOMEM;
+	} else if (entry) {
+		unpost(srx, entry);
 	} else {
 		entry = entry_alloc(srx);
 		if (!entry)
@@ -75,8 +120,8 @@ static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
 	entry->peer.addr = addr;
 	entry->peer.size = size;
 	entry->peer.tag = tag;
-	entry->peer.flags = (entry->peer.flags & FI_COMPLETION) | FI_RECV |
-			    (tagged ? FI_TAGGED : FI_MSG);
+	entry->peer.flags = (entry->peer.flags & (FI_COMPLETION | FI_MULTI_RECV)) |
+			    FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
 	*entry_out = &entry->peer;
 	return ret;
 }
@@ -146,69 +191,110 @@ static struct fi_ops_srx_owner xshm_srx_owner_ops = {
 	.free_entry = xshm_srx_free_entry,
 };
 
-/* First unexpected message a new receive accepts; NULL if none. */
-static struct xshm_rx_entry *find_unexpected(struct xshm_dlist *list,
-					     bool tagged, fi_addr_t src,
-					     uint64_t tag, uint64_t ignore)
+/* First unexpected message a receive accepts; NULL if none. */
+struct xshm_rx_entry *xshm_srx_find_unexpected(struct xshm_srx *srx,
+					       const struct xshm_recv_args *recv)
 {
+	struct xshm_dlist *list = recv->tagged ? &srx->unexp_tag : &srx->unexp_msg;
 	struct xshm_dlist *it;
 
 	xshm_dlist_foreach(list, it) {
 		struct xshm_rx_entry *entry = (struct xshm_rx_entry *) it;
 
-		if (addr_matches(src, entry->peer.addr) &&
-		    (!tagged || tag_matches(tag, ignore, entry->peer.tag)))
+		if (addr_matches(recv->src, entry->peer.addr) &&
+		    (!recv->tagged ||
+		     tag_matches(recv->tag, recv->ignore, entry->peer.tag)))
 			return entry;
 	}
 	return NULL;
 }
 
-static void set_buffers(struct xshm_rx_entry *entry, const struct iovec *iov,
-			void **desc, size_t count, void *context,
-			uint64_t flags)
+void xshm_srx_set_buffers(struct xshm_rx_entry *entry,
+			  const struct xshm_recv_args *recv)
 {
-	for (size_t i = 0; i < count; i++) {
-		entry->iov[i] = iov[i];
-		entry->desc[i] = desc ? desc[i] : NULL;
+	for (size_t i = 0; i < recv->count; i++) {
+		entry->iov[i] = recv->iov[i];
+		entry->desc[i] = recv->desc ? recv->desc[i] : NULL;
 	}
 	entry->peer.iov = entry->iov;
 	entry->peer.desc = entry->desc;
-	entry->peer.count = count;
-	entry->peer.context = context;
-	entry->peer.flags |= flags & FI_COMPLETION;
+	entry->peer.count = recv->count;
+	entry->peer.context = recv->context;
+	entry->peer.flags |= recv->flags & FI_COMPLETION;
 }
 
-/* A receive posted by the application: match a held message or queue it. */
-ssize_t xshm_srx_post(struct xshm_srx *srx, bool tagged,
-		      const struct iovec *iov, void **desc, size_t count,
-		      fi_addr_t src, uint64_t tag, uint64_t ignore,
-		      void *context, uint64_t flags)
+/* Hands a held message, now given buffers, back to the peer. */
+int xshm_srx_start(struct xshm_srx *srx, struct xshm_rx_entry *entry)
+{
+	return entry->peer.flags & FI_TAGGED ?
+	       srx->peer_ops.start_tag(&entry->peer) :
+	       srx->peer_ops.start_msg(&entry->peer);
+}
+
+int xshm_srx_discard(struct xshm_srx *srx, struct xshm_rx_entry *entry)
+{
+	return entry->peer.flags & FI_TAGGED ?
+	       srx->peer_ops.discard_tag(&entry->peer) :
+	       srx->peer_ops.discard_msg(&entry->peer);
+}
+
+/* Fills a new multi-receive buffer with held messages; true if used up. */
+static bool fill_multi_recv(struct xshm_srx *srx, struct xshm_rx_entry *parent,
+			    const struct xshm_recv_args *recv)
 {
 	struct xshm_rx_entry *entry;
 
-	entry = find_unexpected(tagged ? &srx->unexp_tag : &srx->unexp_msg,
-				tagged, src, tag, ignore);
-	if (entry) {
+	while ((entry = xshm_srx_find_unexpected(srx, recv))) {
+		bool released;
+
 		xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
-		set_buffers(entry, iov, desc, count, context, flags);
-		return tagged ? srx->peer_ops.start_tag(&entry->peer) :
-				srx->peer_ops.start_msg(&entry->peer);
+		carve(srx, parent, entry->peer.size, entry);
+		released = entry->peer.flags & FI_MULTI_RECV;
+		xshm_srx_start(srx, entry);
+		if (released)
+			return true;
 	}
+	return false;
+}
+
+static ssize_t post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
+{
+	struct xshm_rx_entry *entry;
+
 	if (srx->posted >= srx->max_posted)
 		return -FI_EAGAIN;
 	entry = entry_alloc(srx);
 	if (!entry)
 		return -FI_ENOMEM;
-	entry->peer.addr = src;
-	entry->peer.tag = tag;
-	entry->ignore = ignore;
-	entry->peer.size = xshm_iov_total(iov, count);
-	entry->peer.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
-	set_buffers(entry, iov, desc, count, context, flags);
-	xshm_dlist_append(tagged ? &srx->posted_tag : &srx->posted_msg,
+	entry->peer.addr = recv->src;
+	entry->peer.tag = recv->tag;
+	entry->ignore = recv->ignore;
+	entry->peer.size = xshm_iov_total(recv->iov, recv->count);
+	entry->peer.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
+	entry->multi_recv = recv->flags & FI_MULTI_RECV;
+	xshm_srx_set_buffers(entry, recv);
+	xshm_dlist_append(recv->tagged ? &srx->posted_tag : &srx->posted_msg,
 			  (struct xshm_dlist *) &entry->peer);
 	srx->posted++;
+	if (entry->multi_recv)
+		fill_multi_recv(srx, entry, recv);
 	return 0;
+}
+
+/* A receive posted by the application: match a held message or queue it. */
+ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
+		      const struct xshm_recv_args *recv)
+{
+	struct xshm_rx_entry *entry;
+
+	if (recv->flags & FI_MULTI_RECV)
+		return post_new(srx, recv);
+	entry = xshm_srx_find_unexpected(srx, recv);
+	if (!entry)
+		return post_new(srx, recv);
+	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
+	xshm_srx_set_buffers(entry, recv);
+	return xshm_srx_start(srx, entry);
 }
 
 struct xshm_srx *xshm_srx_create(struct xshm_domain *domain, size_t rx_size)
@@ -223,24 +309,20 @@ struct xshm_srx *xshm_srx_create(struct xshm_domain *domain, size_t rx_size)
 	xshm_dlist_init(&srx->posted_tag);
 	xshm_dlist_init(&srx->unexp_msg);
 	xshm_dlist_init(&srx->unexp_tag);
+	xshm_dlist_init(&srx->claimed);
 	srx->peer_srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
 	srx->peer_srx.owner_ops = &xshm_srx_owner_ops;
 	srx->peer_srx.peer_ops = &srx->peer_ops;
 	return srx;
 }
 
-static void discard_all(struct xshm_srx *srx, struct xshm_dlist *list,
-			bool tagged)
+static void discard_all(struct xshm_srx *srx, struct xshm_dlist *list)
 {
 	while (!xshm_dlist_empty(list)) {
-		struct fi_peer_rx_entry *entry =
-			(struct fi_peer_rx_entry *) list->next;
+		struct xshm_rx_entry *entry = (struct xshm_rx_entry *) list->next;
 
-		xshm_dlist_remove((struct xshm_dlist *) entry);
-		if (tagged)
-			srx->peer_ops.discard_tag(entry);
-		else
-			srx->peer_ops.discard_msg(entry);
+		xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
+		xshm_srx_discard(srx, entry);
 	}
 }
 
@@ -257,8 +339,9 @@ static void free_all(struct xshm_dlist *list)
 /* Posted receives are dropped; held messages are discarded through the peer. */
 void xshm_srx_destroy(struct xshm_srx *srx)
 {
-	discard_all(srx, &srx->unexp_msg, false);
-	discard_all(srx, &srx->unexp_tag, true);
+	discard_all(srx, &srx->unexp_msg);
+	discard_all(srx, &srx->unexp_tag);
+	discard_all(srx, &srx->claimed);
 	free_all(&srx->posted_msg);
 	free_all(&srx->posted_tag);
 	free(srx);

@@ -3,8 +3,10 @@
 
 #define XSHM_TSENDMSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_INJECT | \
 				 FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE | \
-				 FI_TRANSMIT_COMPLETE)
-#define XSHM_TRECVMSG_FLAGS	(FI_COMPLETION | FI_MORE)
+				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
+				 FI_MATCH_COMPLETE | FI_FENCE)
+#define XSHM_TRECVMSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_PEEK | FI_CLAIM | \
+				 FI_DISCARD)
 
 static struct xshm_ep *to_ep(struct fid_ep *ep_fid)
 {
@@ -19,7 +21,7 @@ static ssize_t xshm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	return xshm_recv(ep, true, &iov, &desc, 1, src, tag, ignore, context,
-			 ep->rx_op_flags);
+			 ep->rx_op_flags & ~FI_MULTI_RECV);
 }
 
 static ssize_t xshm_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -29,7 +31,7 @@ static ssize_t xshm_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,
 	struct xshm_ep *ep = to_ep(ep_fid);
 
 	return xshm_recv(ep, true, iov, desc, count, src, tag, ignore, context,
-			 ep->rx_op_flags);
+			 ep->rx_op_flags & ~FI_MULTI_RECV);
 }
 
 static ssize_t xshm_trecvmsg(struct fid_ep *ep_fid,

@@ -41,10 +41,13 @@
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
 
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
-			 FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM)
+			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
+			 FI_LOCAL_COMM)
 #define XSHM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
 #define XSHM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
-			 FI_SOURCE)
+			 FI_SOURCE | FI_MULTI_RECV)
+
+struct xshm_ep;
 
 extern struct fi_provider xshm_prov;
 extern const struct fi_info xshm_info_template;
@@ -155,6 +158,15 @@ int xshm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, void *context);
 int xshm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq, void *context);
+
+/* FI_PEER imports (import.c). */
+int xshm_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+		     struct fid_ep **rx_ep, void *context);
+struct fid_peer_srx *xshm_srx_import_bind(struct fid *fid);
+void xshm_srx_import_unbind(struct fid *fid);
+int xshm_av_import(struct fi_av_attr *attr, void *context, size_t *count);
+int xshm_domain_import(uint64_t flags, void *context);
+int xshm_eq_import(void *context);
 extern struct fi_ops_mr xshm_mr_ops;
 
 /* Address vector */
@@ -173,6 +185,8 @@ struct xshm_av {
 	struct xshm_av_entry *table;
 	size_t capacity;
 	size_t lowest_free;
+	struct xshm_ep **eps;		/* bound endpoints, told of inserts */
+	size_t nr_eps;
 	uint64_t *hash_keys;		/* ep_id -> index, open addressing */
 	uint32_t *hash_vals;
 	size_t hash_size;
@@ -182,9 +196,79 @@ struct xshm_av {
 int xshm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av, void *context);
 bool xshm_av_has(struct xshm_av *av, fi_addr_t fi_addr);
+int xshm_av_add_ep(struct xshm_av *av, struct xshm_ep *ep);
+void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep);
 fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id);
 int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 		 struct xshm_av_entry **entry);
+
+/*
+ * Wait sets (wait.c): how a CQ or counter opened with FI_WAIT_UNSPEC or
+ * FI_WAIT_FD sleeps.  An epoll fd over the doorbells of the endpoints it
+ * serves, plus an eventfd for local wakeups (a completion written by another
+ * thread, fi_cq_signal); FI_GETWAIT hands out the epoll fd.  FI_WAIT_NONE
+ * and FI_WAIT_YIELD sets hold no fd and never sleep.  Unless noted, call
+ * with the domain lock held.
+ */
+struct xshm_wait_member;
+
+struct xshm_wait {
+	enum fi_wait_obj wait_obj;
+	int epoll_fd;			/* -1: never sleeps */
+	int event_fd;
+	_Atomic int sleepers;		/* sleeping threads, + 1 if try_armed */
+	bool try_armed;			/* by fi_trywait, until the next read */
+	struct xshm_wait_member *members;
+	size_t nr_members;
+};
+
+/* Progresses the object; true if its waiter has something (under the lock). */
+typedef bool (*xshm_wait_ready_fn)(void *obj);
+
+int xshm_wait_init(struct xshm_wait *wait, enum fi_wait_obj wait_obj);
+void xshm_wait_fini(struct xshm_wait *wait);
+bool xshm_wait_can_sleep(const struct xshm_wait *wait);
+int xshm_wait_add_ep(struct xshm_wait *wait, struct xshm_ep *ep);
+void xshm_wait_remove_ep(struct xshm_wait *wait, struct xshm_ep *ep);
+/*
+ * Without the lock: sleeps until woken or timeout_ms (< 0: no limit) unless
+ * ready() already holds once armed.  The caller re-checks and loops.
+ */
+void xshm_wait_sleep(struct xshm_wait *wait, struct xshm_lock *lock,
+		     xshm_wait_ready_fn ready, void *obj, int timeout_ms);
+/* Without the lock: fi_trywait.  0 leaves the set armed; else -FI_EAGAIN. */
+int xshm_wait_try(struct xshm_wait *wait, struct xshm_lock *lock,
+		  xshm_wait_ready_fn ready, void *obj);
+void xshm_wait_untry_slow(struct xshm_wait *wait);
+/* Timeouts in ms as the API gives them (< 0: none) to a deadline and back. */
+int64_t xshm_wait_deadline(int timeout_ms);
+int xshm_wait_remaining(int64_t deadline);
+/* FI_GETWAIT: the fd for FI_WAIT_FD, else -FI_ENODATA. Any thread. */
+int xshm_wait_get_fd(const struct xshm_wait *wait, void *arg);
+/* Any thread: wakes the sleepers. */
+void xshm_wait_wake(struct xshm_wait *wait);
+
+/* The object was read: what fi_trywait armed is no longer needed. */
+static inline void xshm_wait_untry(struct xshm_wait *wait)
+{
+	if (wait->try_armed)
+		xshm_wait_untry_slow(wait);
+}
+
+/*
+ * After publishing a completion or count.  The sleeper arms (sleepers++)
+ * before it checks the object; a CQ publishes and checks under the domain
+ * lock, a counter with sequentially consistent atomics, so either the
+ * sleeper sees the new entry or this sees the sleeper.
+ */
+static inline void xshm_wait_notify(struct xshm_wait *wait)
+{
+	if (atomic_load(&wait->sleepers))
+		xshm_wait_wake(wait);
+}
+
+int xshm_cq_trywait(struct fid *cq_fid);
+int xshm_cntr_trywait(struct fid *cntr_fid);
 
 /* Completion queue: implements the owner side of the peer CQ. */
 
@@ -207,6 +291,7 @@ struct xshm_cq {
 	struct xshm_ep **eps;		/* endpoints this CQ progresses */
 	size_t nr_eps;
 	_Atomic bool signaled;
+	struct xshm_wait wait;		/* sleeping in fi_cq_sread (wait.c) */
 	_Atomic int ref;
 };
 
@@ -233,6 +318,8 @@ void xshm_cntr_unbind_ep(struct xshm_ep *ep);
 struct xshm_rx_entry {
 	struct fi_peer_rx_entry peer;	/* first: castable to xshm_dlist */
 	uint64_t ignore;
+	bool multi_recv;		/* a multi-receive buffer, carved per message */
+	size_t multi_used;
 	struct iovec iov[XSHM_IOV_LIMIT];
 	void *desc[XSHM_IOV_LIMIT];
 };
@@ -245,16 +332,43 @@ struct xshm_srx {
 	struct xshm_dlist posted_tag;
 	struct xshm_dlist unexp_msg;
 	struct xshm_dlist unexp_tag;
+	struct xshm_dlist claimed;	/* peeked with FI_CLAIM, awaiting FI_CLAIM */
 	size_t posted;			/* receives queued by the user */
 	size_t max_posted;
+	size_t min_multi_recv;
 };
 
 struct xshm_srx *xshm_srx_create(struct xshm_domain *domain, size_t rx_size);
 void xshm_srx_destroy(struct xshm_srx *srx);
-ssize_t xshm_srx_post(struct xshm_srx *srx, bool tagged,
-		      const struct iovec *iov, void **desc, size_t count,
-		      fi_addr_t src, uint64_t tag, uint64_t ignore,
-		      void *context, uint64_t flags);
+
+/* A receive as the application posts it. */
+struct xshm_recv_args {
+	bool tagged;
+	const struct iovec *iov;
+	void **desc;
+	size_t count;
+	fi_addr_t src;
+	uint64_t tag;
+	uint64_t ignore;
+	void *context;
+	uint64_t flags;
+};
+
+ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
+		      const struct xshm_recv_args *recv);
+ssize_t xshm_srx_peek(struct xshm_srx *srx, struct xshm_ep *ep,
+		      const struct xshm_recv_args *recv);
+ssize_t xshm_srx_claim(struct xshm_srx *srx, struct xshm_ep *ep,
+		       const struct xshm_recv_args *recv);
+int xshm_srx_cancel(struct xshm_srx *srx, struct xshm_ep *ep, void *context);
+
+/* srx.c internals shared with claim.c */
+struct xshm_rx_entry *xshm_srx_find_unexpected(struct xshm_srx *srx,
+					       const struct xshm_recv_args *recv);
+int xshm_srx_start(struct xshm_srx *srx, struct xshm_rx_entry *entry);
+int xshm_srx_discard(struct xshm_srx *srx, struct xshm_rx_entry *entry);
+void xshm_srx_set_buffers(struct xshm_rx_entry *entry,
+			  const struct xshm_recv_args *recv);
 
 /* Endpoint */
 
@@ -275,6 +389,8 @@ struct xshm_tx_op {
 	size_t total;
 	size_t sent;
 	bool started;			/* first cell pushed */
+	bool fence;			/* FI_FENCE: waits for all before it */
+	uint32_t ack_id;		/* XSHM_CMD_ACK: completes on its ack */
 };
 
 /* A message of several cells whose chunks are still arriving, or held. */
@@ -293,6 +409,8 @@ struct xshm_rx_msg {
 	unsigned char *staging;		/* unexpected: data until started */
 	bool started;			/* entry holds the user's buffers */
 	bool discarded;
+	bool aborted;			/* the sender gave up part way */
+	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
 };
 
 struct xshm_ep {
@@ -317,12 +435,19 @@ struct xshm_ep {
 	struct xshm_doorbell doorbell;	/* opened when the endpoint may sleep */
 	struct xshm_srx *own_srx;
 	struct fid_peer_srx *srx;	/* receive path (own SRX or owner's) */
+	struct fid *srx_import;		/* the owner's SRX, when bound to one */
 	struct xshm_addr addr;
 	struct xshm_region region;	/* inbound ring and buffers */
 	bool enabled;
+	bool closing;
 	struct xshm_dlist tx_queue;	/* of struct xshm_tx_op, in post order */
 	size_t tx_queued;
 	struct xshm_dlist rx_active;	/* of struct xshm_rx_msg */
+	size_t min_multi_recv;
+	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
+	uint32_t next_ack_id;
+	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
+	struct xshm_dlist ack_peers;	/* senders' regions mapped to ack them */
 };
 
 int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -350,8 +475,18 @@ ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 		  uint64_t ignore, void *context, uint64_t flags);
 void xshm_ep_progress(struct xshm_ep *ep);
 void xshm_tx_progress(struct xshm_ep *ep);
+ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context);
+void xshm_tx_abort_all(struct xshm_ep *ep);
+
+/* Acknowledgements (ack.c) for FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE. */
+void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id);
+void xshm_ack_flush(struct xshm_ep *ep);
+void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id);
+void xshm_ack_reap(struct xshm_ep *ep);
+void xshm_ack_close(struct xshm_ep *ep);
 void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
+fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
 
 /* Reporting (comp.c): every completion goes to the CQ and counter here. */
 
@@ -359,8 +494,8 @@ void xshm_report_tx(struct xshm_ep *ep, void *context, uint64_t flags,
 		    bool cq_entry);
 void xshm_report_tx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err);
 void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,
-		    size_t len, uint64_t data, uint64_t tag, fi_addr_t src,
-		    bool cq_entry);
+		    size_t len, void *buf, uint64_t data, uint64_t tag,
+		    fi_addr_t src, bool cq_entry);
 void xshm_report_rx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err);
 
 /* Common helpers */

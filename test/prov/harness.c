@@ -104,6 +104,12 @@ struct fi_info *xt_hints(const struct xt_cfg *cfg)
 	h->caps = cfg->caps;
 	h->mode = 0;
 	h->domain_attr->mr_mode = 0;
+	if (cfg->tx_op_flags)
+		h->tx_attr->op_flags = cfg->tx_op_flags;
+	if (cfg->rx_op_flags)
+		h->rx_attr->op_flags = cfg->rx_op_flags;
+	if (cfg->threading != FI_THREAD_UNSPEC)
+		h->domain_attr->threading = cfg->threading;
 	return h;
 }
 
@@ -165,11 +171,12 @@ static void xt_bind(struct xt_ep *x)
 
 	XT_ASSERT_OK(fi_ep_bind(x->ep, &x->av->fid, 0));
 	if (x->cfg->shared_cq) {
-		XT_ASSERT_OK(fi_ep_bind(x->ep, &x->rx->fid->fid, tx_flags | FI_RECV));
+		XT_ASSERT_OK(fi_ep_bind(x->ep, &x->rx->fid->fid,
+					tx_flags | FI_RECV | x->cfg->rx_bind_flags));
 		return;
 	}
 	XT_ASSERT_OK(fi_ep_bind(x->ep, &x->tx->fid->fid, tx_flags));
-	XT_ASSERT_OK(fi_ep_bind(x->ep, &x->rx->fid->fid, FI_RECV));
+	XT_ASSERT_OK(fi_ep_bind(x->ep, &x->rx->fid->fid, FI_RECV | x->cfg->rx_bind_flags));
 }
 
 void xt_enable(struct xt_ep *x)
@@ -1000,4 +1007,206 @@ int xt_run_suite(Suite *s)
 			"left in %s\n", leaks, XT_SHM_DIR);
 	xt_free_names(&before);
 	return failed || leaks ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* ---- waiting with a deadline of one's own, progressing ---- */
+
+void xt_expect_comp_within_at(const char *file, int line, struct xt_cq *cq,
+			      struct xt_cq *also, int ms, struct xt_comp *out)
+{
+	char perr[128];
+	const char *s;
+
+	if (xt_poll(cq, also, ms, out) != 0)
+		xt_fail(file, line, NULL, "no completion within %d ms", ms);
+	if (!out->is_err)
+		return;
+	s = fi_cq_strerror(cq->fid, out->err.prov_errno, out->err.err_data,
+			   perr, sizeof(perr));
+	xt_fail(file, line, NULL, "error completion: err %d (%s), flags 0x%llx, prov: %s",
+		out->err.err, fi_strerror(abs(out->err.err)),
+		(unsigned long long)out->err.flags, s ? s : "?");
+}
+
+void xt_expect_err_within_at(const char *file, int line, struct xt_cq *cq,
+			     struct xt_cq *also, int ms, struct xt_comp *out)
+{
+	if (xt_poll(cq, also, ms, out) != 0)
+		xt_fail(file, line, NULL, "no completion within %d ms", ms);
+	if (!out->is_err)
+		xt_fail(file, line, NULL, "expected an error, got a completion: flags 0x%llx, len %zu",
+			(unsigned long long)out->e.flags, out->e.len);
+}
+
+void xt_read_progress(int sock, void *buf, size_t len, struct xt_ep *x)
+{
+	xt_read_full(sock, buf, len, x);
+}
+
+uint8_t xt_wait_progress(int sock, struct xt_ep *x)
+{
+	uint8_t what;
+
+	xt_read_full(sock, &what, 1, x);
+	return what;
+}
+
+uint64_t xt_recv_u64_progress(int sock, struct xt_ep *x)
+{
+	uint64_t v;
+
+	xt_read_full(sock, &v, sizeof(v), x);
+	return v;
+}
+
+void xt_write_bytes(int sock, const void *buf, size_t len)
+{
+	xt_write_full(sock, buf, len);
+}
+
+/* ---- a burst sender child ---- */
+
+#define XT_BURST_QUIT	UINT64_MAX
+
+struct xt_burst_buf {
+	struct xt_burst_buf *next;
+	unsigned char data[];
+};
+
+static ssize_t xt_burst_send(struct xt_ep *x, fi_addr_t dst, const struct xt_burst_msg *m,
+			     void *buf, void *ctx)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = m->len };
+	struct fi_msg_tagged tmsg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = dst, .tag = m->tag,
+		.context = ctx, .data = m->data,
+	};
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = 1, .addr = dst, .context = ctx, .data = m->data,
+	};
+	bool data = m->flags & FI_REMOTE_CQ_DATA;
+
+	if (m->plain && m->tagged)
+		return data ? fi_tsenddata(x->ep, buf, m->len, NULL, m->data, dst, m->tag, ctx)
+			    : fi_tsend(x->ep, buf, m->len, NULL, dst, m->tag, ctx);
+	if (m->plain)
+		return data ? fi_senddata(x->ep, buf, m->len, NULL, m->data, dst, ctx)
+			    : fi_send(x->ep, buf, m->len, NULL, dst, ctx);
+	if (m->tagged)
+		return fi_tsendmsg(x->ep, &tmsg, m->flags);
+	return fi_sendmsg(x->ep, &msg, m->flags);
+}
+
+static void xt_burst_run(struct xt_ep *x, fi_addr_t dst, int sock, size_t n,
+			 struct xt_burst_buf **bufs)
+{
+	struct xt_burst_msg *m = xt_alloc(n * sizeof(*m));
+	struct xt_burst_result *res = calloc(n ? n : 1, sizeof(*res));
+	struct fi_context *ctx = calloc(n ? n : 1, sizeof(*ctx));
+	uint64_t wait_ms, posted = 0, end;
+	int64_t rc = 0;
+	uint32_t got = 0;
+
+	XT_ASSERT(res && ctx, "calloc");
+	xt_read_full(sock, m, n * sizeof(*m), x);
+	wait_ms = xt_recv_u64_progress(sock, x);
+	for (size_t i = 0; i < n; i++) {
+		struct xt_burst_buf *b = xt_alloc(sizeof(*b) + m[i].len);
+
+		b->next = *bufs;
+		*bufs = b;
+		xt_fill(b->data, m[i].len, m[i].seed, 0);
+		rc = XT_RETRY(x, xt_burst_send(x, dst, &m[i], b->data, &ctx[i]));
+		if (rc)
+			break;
+		if (m[i].flags & FI_INJECT)
+			memset(b->data, 0xee, m[i].len);
+		posted++;
+	}
+	xt_send_u64(sock, posted);
+	xt_send_u64(sock, (uint64_t)rc);
+	end = xt_now_ms() + wait_ms;
+	while (got < posted) {
+		uint64_t now = xt_now_ms();
+		struct xt_comp c;
+		void *op_ctx;
+		size_t i;
+
+		if (now >= end || xt_poll(x->tx, x->rx, (int)(end - now), &c) != 0)
+			break;
+		op_ctx = c.is_err ? c.err.op_context : c.e.op_context;
+		i = (size_t)((struct fi_context *)op_ctx - ctx);
+		XT_ASSERT((struct fi_context *)op_ctx >= ctx && i < posted,
+			  "%s with an unknown context %p", c.is_err ? "error" : "completion",
+			  op_ctx);
+		XT_ASSERT(!res[i].completed, "send %zu completed twice", i);
+		res[i] = (struct xt_burst_result){
+			.completed = true, .is_err = c.is_err,
+			.err = c.is_err ? c.err.err : 0,
+			.flags = c.is_err ? c.err.flags : c.e.flags,
+			.time_ms = xt_now_ms(), .rank = got++,
+		};
+	}
+	xt_write_full(sock, res, n * sizeof(*res));
+	free(m);
+	free(res);
+	/* A send still in flight may yet report: keep its context alive. */
+	if (got < posted)
+		return;
+	free(ctx);
+}
+
+void xt_burst_child(int sock, void *arg)
+{
+	struct xt_cfg dflt = xt_cfg_default();
+	const struct xt_cfg *cfg = arg ? arg : &dflt;
+	struct xt_burst_buf *bufs = NULL;
+	char parent[XT_NAME_MAX];
+	struct xt_ep x;
+	fi_addr_t dst;
+	uint64_t n;
+
+	xt_open(&x, cfg);
+	xt_send_name(sock, &x);
+	xt_recv_name(sock, parent);
+	dst = xt_av_insert(&x, parent);
+	while ((n = xt_recv_u64_progress(sock, &x)) != XT_BURST_QUIT)
+		xt_burst_run(&x, dst, sock, n, &bufs);
+	xt_close(&x);
+	while (bufs) {
+		struct xt_burst_buf *next = bufs->next;
+
+		free(bufs);
+		bufs = next;
+	}
+}
+
+void xt_burst_post(struct xt_ep *x, struct xt_child *c, const struct xt_burst_msg *msgs,
+		   size_t n, int wait_ms)
+{
+	uint64_t posted;
+	int64_t rc;
+
+	xt_send_u64(c->sock, n);
+	xt_write_full(c->sock, msgs, n * sizeof(*msgs));
+	xt_send_u64(c->sock, (uint64_t)wait_ms);
+	posted = xt_recv_u64_progress(c->sock, x);
+	rc = (int64_t)xt_recv_u64_progress(c->sock, x);
+	XT_ASSERT(posted == n,
+		  "the child's send %llu of %zu (%zu bytes, %s, flags 0x%llx) returned %lld (%s)",
+		  (unsigned long long)posted, n, msgs[posted].len,
+		  msgs[posted].tagged ? "tagged" : "untagged",
+		  (unsigned long long)msgs[posted].flags, (long long)rc, xt_strerror(rc));
+}
+
+void xt_burst_results(struct xt_ep *x, struct xt_child *c, struct xt_burst_result *res,
+		      size_t n)
+{
+	xt_read_full(c->sock, res, n * sizeof(*res), x);
+}
+
+void xt_burst_quit(struct xt_ep *x, struct xt_child *c)
+{
+	xt_send_u64(c->sock, XT_BURST_QUIT);
+	xt_join(c);
 }

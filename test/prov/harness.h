@@ -75,6 +75,11 @@ struct xt_cfg {
 	const char *node;	/* fi_getinfo node, service and flags */
 	const char *service;
 	uint64_t gi_flags;
+	/* Zero leaves the hint unset (existing tests rely on that). */
+	uint64_t tx_op_flags;		/* hints tx_attr->op_flags */
+	uint64_t rx_op_flags;		/* hints rx_attr->op_flags */
+	enum fi_threading threading;	/* hints domain_attr->threading */
+	uint64_t rx_bind_flags;		/* or'ed to FI_RECV, e.g. FI_SELECTIVE_COMPLETION */
 };
 
 /* API 1.17, FI_MSG | FI_TAGGED, FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE. */
@@ -277,6 +282,67 @@ void xt_settle(struct xt_rig *r);
 /* Posts a receive, tagged or not, retrying on -FI_EAGAIN. */
 void xt_post_recv(struct xt_ep *x, bool tagged, void *buf, size_t len, fi_addr_t src,
 		  uint64_t tag, uint64_t ignore, void *ctx);
+
+/* ---- waiting with a deadline of one's own, progressing ---- */
+
+/* As xt_expect_comp / xt_expect_err, waiting at most ms. */
+#define xt_expect_comp_ms(cq, also, ms, out) \
+	xt_expect_comp_within_at(__FILE__, __LINE__, (cq), (also), (ms), (out))
+#define xt_expect_err_ms(cq, also, ms, out) \
+	xt_expect_err_within_at(__FILE__, __LINE__, (cq), (also), (ms), (out))
+void xt_expect_comp_within_at(const char *file, int line, struct xt_cq *cq,
+			      struct xt_cq *also, int ms, struct xt_comp *out);
+void xt_expect_err_within_at(const char *file, int line, struct xt_cq *cq,
+			     struct xt_cq *also, int ms, struct xt_comp *out);
+
+/* xt_wait / xt_recv_u64 / a raw read that progress x (if any) meanwhile. */
+uint8_t xt_wait_progress(int sock, struct xt_ep *x);
+uint64_t xt_recv_u64_progress(int sock, struct xt_ep *x);
+void xt_read_progress(int sock, void *buf, size_t len, struct xt_ep *x);
+void xt_write_bytes(int sock, const void *buf, size_t len);
+
+/* ---- a burst sender child: posts several sends at once ---- */
+
+/*
+ * One send of a burst.  The payload is xt_fill(seed) over len bytes.
+ * plain: fi_tsend / fi_send (fi_tsenddata / fi_senddata when flags has
+ * FI_REMOTE_CQ_DATA), so that the endpoint's op_flags apply; otherwise
+ * fi_tsendmsg / fi_sendmsg with exactly flags.  With FI_INJECT in flags the
+ * buffer is overwritten as soon as the call returns.
+ */
+struct xt_burst_msg {
+	bool tagged;
+	bool plain;
+	size_t len;
+	uint64_t seed, tag, data;
+	uint64_t flags;
+};
+
+struct xt_burst_result {
+	bool completed;		/* a completion or an error arrived for it */
+	bool is_err;
+	int err;
+	uint64_t flags;
+	uint64_t time_ms;	/* xt_now_ms() in the child when it was read */
+	uint32_t rank;		/* 0 for the first completion read, 1, ... */
+};
+
+/*
+ * Child main: opens an endpoint (arg: a struct xt_cfg *, or NULL for the
+ * default), sends its name, inserts the parent's (xt_connect_sender is the
+ * parent side), then runs bursts: posts every send of the burst in order
+ * (retrying on -FI_EAGAIN while progressing), reports, then reads its CQs
+ * until every posted send completed or wait_ms passed, and reports the
+ * outcome.  Buffers stay allocated until the child quits.
+ */
+void xt_burst_child(int sock, void *arg);
+/* Returns once the child posted all n sends, asserting each returned 0. */
+void xt_burst_post(struct xt_ep *x, struct xt_child *c, const struct xt_burst_msg *msgs,
+		   size_t n, int wait_ms);
+/* The outcome of the last burst (n entries); x is progressed meanwhile. */
+void xt_burst_results(struct xt_ep *x, struct xt_child *c, struct xt_burst_result *res,
+		      size_t n);
+void xt_burst_quit(struct xt_ep *x, struct xt_child *c);
 
 /* ---- data ---- */
 

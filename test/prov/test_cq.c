@@ -269,7 +269,7 @@ START_TEST(cq_read_with_count_returns_entries_in_posting_order)
 END_TEST
 
 static const enum fi_wait_obj accepted_waits[] = {
-	FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_YIELD,
+	FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_YIELD, FI_WAIT_FD,
 };
 
 START_TEST(cq_accepts_wait_obj)
@@ -283,25 +283,7 @@ START_TEST(cq_accepts_wait_obj)
 }
 END_TEST
 
-START_TEST(cq_wait_fd_is_refused_at_open)
-{
-	struct xt_cfg cfg = xt_cfg_default();
-	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_FD };
-	struct fid_cq *cq = NULL;
-	struct xt_ep x;
-	int rc;
-
-	xt_open_upto(&x, &cfg, XT_DOMAIN);
-	rc = fi_cq_open(x.domain, &attr, &cq, NULL);
-	if (rc == 0)
-		fi_close(&cq->fid);
-	XT_ASSERT(rc == -FI_ENOSYS || rc == -FI_EINVAL, "fi_cq_open returned %d (%s)", rc,
-		  fi_strerror(-rc));
-	xt_close(&x);
-}
-END_TEST
-
-/* _i indexes accepted_waits past FI_WAIT_NONE: UNSPEC and YIELD. */
+/* _i indexes accepted_waits past FI_WAIT_NONE: UNSPEC, YIELD and FD. */
 START_TEST(cq_sread_on_empty_cq_times_out_with_eagain)
 {
 	struct xt_cfg cfg = xt_cfg_default();
@@ -350,7 +332,6 @@ static Suite *cq_suite(void)
 	tcase_set_timeout(open, 20);
 	tcase_add_loop_test(open, cq_opens_with_each_format, 0, nformats);
 	tcase_add_loop_test(open, cq_accepts_wait_obj, 0, nwaits);
-	tcase_add_test(open, cq_wait_fd_is_refused_at_open);
 	suite_add_tcase(s, open);
 
 	tcase_set_timeout(read, 30);

@@ -240,7 +240,6 @@ static void want_remote_comm(struct fi_info *h) { h->caps |= FI_REMOTE_COMM; }
 static void want_sockaddr_in(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void want_other_fabric(struct fi_info *h) { h->fabric_attr->name = strdup("other"); }
 static void want_other_domain(struct fi_info *h) { h->domain_attr->name = strdup("other"); }
-static void want_delivery_complete(struct fi_info *h) { h->tx_attr->op_flags = FI_DELIVERY_COMPLETE; }
 
 static const struct {
 	const char *what;
@@ -255,7 +254,6 @@ static const struct {
 	{ "addr_format FI_SOCKADDR_IN", want_sockaddr_in },
 	{ "fabric name \"other\"", want_other_fabric },
 	{ "domain name \"other\"", want_other_domain },
-	{ "tx op_flags FI_DELIVERY_COMPLETE", want_delivery_complete },
 };
 
 START_TEST(getinfo_refuses_unsupported_hint_with_enodata)

@@ -282,6 +282,20 @@ START_TEST(close_unlinks_owner_only)
 }
 END_TEST
 
+START_TEST(owner_close_is_seen_by_peers)
+{
+	struct xshm_region region, peer;
+	uint64_t ep_id = new_ep_id();
+
+	create_ok(&region, ep_id);
+	ck_assert_int_eq(xshm_region_open(&peer, ep_id), 0);
+	ck_assert(xshm_region_is_open(&peer));
+	xshm_region_close(&region);
+	ck_assert(!xshm_region_is_open(&peer));
+	xshm_region_close(&peer);
+}
+END_TEST
+
 /* Create a region, damage it with mutate(), and return what open says. */
 static int open_damaged(void (*mutate)(struct xshm_region *owner))
 {
@@ -542,6 +556,7 @@ static Suite *region_suite(void)
 	tcase_add_test(region, create_twice);
 	tcase_add_test(region, open_missing);
 	tcase_add_test(region, close_unlinks_owner_only);
+	tcase_add_test(region, owner_close_is_seen_by_peers);
 	tcase_add_test(region, open_rejects_damage);
 	tcase_add_test(region, open_rejects_other_owner);
 	suite_add_tcase(suite, region);

@@ -1,0 +1,175 @@
+/*
+ * Acknowledgements.  A send asking for FI_DELIVERY_COMPLETE or
+ * FI_MATCH_COMPLETE carries XSHM_CMD_ACK and an id; once the receiver has
+ * delivered (or discarded) the message it pushes an XSHM_OP_ACK cell with
+ * that id into the sender's ring, and the sender completes the send.
+ * Senders may not be in the receiver's AV, so the receiver maps their
+ * regions itself, on the first ack.
+ */
+#include <stdlib.h>
+
+#include "xshm.h"
+
+struct xshm_ack_peer {
+	struct xshm_dlist link;
+	uint64_t ep_id;
+	struct xshm_region region;
+};
+
+struct xshm_ack_out {
+	struct xshm_dlist link;
+	uint64_t ep_id;
+	uint32_t ack_id;
+};
+
+/* The sender's region, mapped once; NULL when it is gone. */
+static struct xshm_region *sender_region(struct xshm_ep *ep, uint64_t ep_id)
+{
+	struct xshm_ack_peer *peer;
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach(&ep->ack_peers, it) {
+		peer = xshm_container_of(it, struct xshm_ack_peer, link);
+		if (peer->ep_id == ep_id)
+			return &peer->region;
+	}
+	peer = calloc(1, sizeof(*peer));
+	if (!peer)
+		return NULL;
+	if (xshm_region_open(&peer->region, ep_id)) {
+		free(peer);
+		return NULL;
+	}
+	peer->ep_id = ep_id;
+	xshm_dlist_append(&ep->ack_peers, &peer->link);
+	return &peer->region;
+}
+
+/* False when the sender's ring is full: try again later. */
+static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id)
+{
+	struct xshm_region *sender = sender_region(ep, ep_id);
+	struct xshm_cmd *cmd;
+
+	if (!sender || !xshm_region_is_open(sender))
+		return true;	/* the sender closed: nobody to tell */
+	cmd = xshm_ring_reserve(&sender->ring);
+	if (!cmd)
+		return false;
+	cmd->op = XSHM_OP_ACK;
+	cmd->proto = XSHM_PROTO_INLINE;
+	cmd->flags = 0;
+	cmd->buf_index = 0;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = 0;
+	cmd->cq_data = 0;
+	cmd->msg_size = 0;
+	cmd->chunk_len = 0;
+	cmd->ack_id = ack_id;
+	xshm_ring_commit(&sender->ring, cmd);
+	xshm_doorbell_ring(sender);
+	return true;
+}
+
+void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id)
+{
+	struct xshm_ack_out *out;
+
+	if (xshm_dlist_empty(&ep->acks_out) &&
+	    push_ack(ep, sender_ep_id, ack_id))
+		return;
+	out = malloc(sizeof(*out));
+	if (!out) {
+		XSHM_WARN(FI_LOG_EP_DATA, "no memory: ack lost\n");
+		return;
+	}
+	out->ep_id = sender_ep_id;
+	out->ack_id = ack_id;
+	xshm_dlist_append(&ep->acks_out, &out->link);
+}
+
+void xshm_ack_flush(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->acks_out)) {
+		struct xshm_ack_out *out = xshm_container_of(ep->acks_out.next,
+						struct xshm_ack_out, link);
+
+		if (!push_ack(ep, out->ep_id, out->ack_id))
+			return;
+		xshm_dlist_remove(&out->link);
+		free(out);
+	}
+}
+
+/* An ack names a send by id and must come from that send's destination. */
+void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id)
+{
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach(&ep->tx_wait_ack, it) {
+		struct xshm_tx_op *op = xshm_container_of(it, struct xshm_tx_op,
+							  link);
+
+		if (op->ack_id == ack_id && op->dest_ep_id == from_ep_id) {
+			xshm_report_tx(ep, op->context, op->comp_flags,
+				       op->cq_entry);
+			xshm_dlist_remove(&op->link);
+			free(op);
+			return;
+		}
+	}
+	XSHM_WARN(FI_LOG_EP_DATA, "unexpected ack %u dropped\n", ack_id);
+}
+
+/*
+ * Sends whose receiver closed, or whose address was removed, before acking
+ * will never be acked: they fail instead of waiting forever.
+ */
+void xshm_ack_reap(struct xshm_ep *ep)
+{
+	struct xshm_dlist *it = ep->tx_wait_ack.next;
+
+	while (it != &ep->tx_wait_ack) {
+		struct xshm_tx_op *op = xshm_container_of(it, struct xshm_tx_op,
+							  link);
+		struct xshm_av_entry *peer;
+		int ret = xshm_av_peer(ep->av, op->dest, &peer);
+
+		it = it->next;
+		if (!ret && peer->addr.ep_id == op->dest_ep_id)
+			continue;
+		if (ret == -FI_EAGAIN)
+			continue;
+		xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
+			.op_context = op->context, .flags = op->comp_flags,
+			.tag = op->tag, .err = FI_EHOSTUNREACH,
+			.prov_errno = FI_EHOSTUNREACH,
+		});
+		xshm_dlist_remove(&op->link);
+		free(op);
+	}
+}
+
+static void free_list(struct xshm_dlist *head, size_t link_offset)
+{
+	while (!xshm_dlist_empty(head)) {
+		struct xshm_dlist *item = head->next;
+
+		xshm_dlist_remove(item);
+		free((char *) item - link_offset);
+	}
+}
+
+void xshm_ack_close(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->ack_peers)) {
+		struct xshm_ack_peer *peer = xshm_container_of(ep->ack_peers.next,
+						struct xshm_ack_peer, link);
+
+		xshm_region_close(&peer->region);
+		xshm_dlist_remove(&peer->link);
+		free(peer);
+	}
+	free_list(&ep->acks_out, offsetof(struct xshm_ack_out, link));
+	free_list(&ep->tx_wait_ack, offsetof(struct xshm_tx_op, link));
+}
