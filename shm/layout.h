@@ -10,6 +10,7 @@
 #define XSHM_SHM_LAYOUT_H
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -17,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	1
+#define XSHM_LAYOUT_VERSION	2
 #define XSHM_NAME_MAX		48
 
 /* Command cells: one ring slot, the unit a sender pushes. */
@@ -43,7 +44,13 @@ struct xshm_region_hdr {
 	uint64_t pool_offset;
 	_Atomic uint32_t ready;		/* set last, with release order */
 	_Atomic uint32_t waiters;	/* owner sleeps: ring its doorbell */
+	uint64_t auth_digest;		/* of the owner's auth key; 0: none */
+	uint32_t features;		/* XSHM_FEATURE_* the owner offers */
+	uint32_t reserved;
 };
+
+/* The owner can pull large messages from its senders (single copy). */
+#define XSHM_FEATURE_PULL	(1u << 0)
 
 /*
  * Multi-producer single-consumer ring of fixed-size cells (per-cell sequence
@@ -71,13 +78,15 @@ enum {
 	XSHM_OP_TAGGED,		/* first cell of a tagged message */
 	XSHM_OP_CHUNK,		/* continuation of the sender's current message */
 	XSHM_OP_ABORT,		/* the sender's current message will not finish */
-	XSHM_OP_ACK,		/* receiver to sender: message ack_id delivered */
+	XSHM_OP_ACK,		/* receiver to sender: message ack_id delivered,
+				   with an errno in tag (0: success) */
 };
 
 /* Where a command's payload is. */
 enum {
 	XSHM_PROTO_INLINE = 1,	/* in the cell, after the header */
 	XSHM_PROTO_BUF,		/* in pool buffer buf_index of the receiver */
+	XSHM_PROTO_RTS,		/* a struct xshm_rts: pull from the sender */
 };
 
 #define XSHM_CMD_REMOTE_CQ_DATA	(1u << 0)
@@ -102,6 +111,23 @@ struct xshm_cmd {
 #define XSHM_CMD_HDR_SIZE	offsetof(struct xshm_cmd, data)
 #define XSHM_INLINE_MAX		(XSHM_CELL_SIZE - XSHM_CMD_HDR_SIZE)
 
+/*
+ * Ready to send: the inline payload of an XSHM_PROTO_RTS command, naming
+ * the sender's buffers for the receiver to pull with a single-copy engine.
+ * The receiver acks (XSHM_CMD_ACK) once it has pulled, and only then may
+ * the sender reuse them.
+ */
+#define XSHM_RTS_IOV_MAX	8
+
+struct xshm_rts {
+	int32_t pid;
+	uint32_t iov_count;
+	struct {
+		uint64_t base;
+		uint64_t len;
+	} iov[XSHM_RTS_IOV_MAX];
+};
+
 /* Free-index queue cell of the pool. */
 struct xshm_index_cell {
 	_Atomic uint64_t seq;
@@ -118,14 +144,75 @@ struct xshm_pool {
 	uint64_t reserved;
 };
 
-static_assert(sizeof(struct xshm_region_hdr) == 80, "region header layout");
+static_assert(sizeof(struct xshm_region_hdr) == 96, "region header layout");
 static_assert(sizeof(struct xshm_cmd) == 56, "command header layout");
 static_assert(XSHM_INLINE_MAX == 200, "inline payload");
+static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
+static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
 static_assert(offsetof(struct xshm_ring, cells) % XSHM_CACHE_LINE == 0,
 	      "ring cells aligned");
 static_assert(sizeof(struct xshm_index_cell) == 16, "index cell layout");
 static_assert(sizeof(struct xshm_pool) == 32, "pool layout");
 static_assert(XSHM_CELL_SIZE % XSHM_CACHE_LINE == 0, "cell size");
 static_assert(XSHM_BUF_SIZE % XSHM_CACHE_LINE == 0, "buffer size");
+
+/*
+ * A named address vector shared between processes:
+ * "/xshm-av-<uid>-<escaped name>", [header][entries].  Writers hold the
+ * robust mutex and make generation odd while they change anything, so a
+ * reader (also a read-only one, which cannot lock) copies a consistent
+ * state by retrying until it sees the same even generation before and after.
+ */
+#define XSHM_AV_MAGIC		0x5641485358617661ULL	/* "avaXSHAV" */
+#define XSHM_AV_KEYS		16	/* auth keys per shared AV */
+#define XSHM_AV_KEY_MAX		64	/* bytes of one auth key */
+#define XSHM_AV_OPENERS		64	/* writable opens at once */
+#define XSHM_AV_NO_KEY		UINT32_MAX
+
+struct xshm_av_shm_entry {
+	uint64_t node_id;
+	uint64_t ep_id;
+	uint32_t used;
+	uint32_t auth_key;		/* key slot, or XSHM_AV_NO_KEY */
+};
+
+struct xshm_av_shm_key {
+	uint32_t used;
+	uint32_t size;
+	unsigned char bytes[XSHM_AV_KEY_MAX];
+};
+
+/* A process holding the AV open for writing; pid 0: a free slot. */
+struct xshm_av_shm_opener {
+	int32_t pid;
+	uint32_t opens;
+	uint64_t start_time;
+};
+
+struct xshm_av_shm_hdr {
+	uint64_t magic;
+	uint32_t layout_version;
+	uint32_t hdr_size;
+	uint64_t file_size;
+	uint32_t owner_uid;
+	uint32_t capacity;		/* entries */
+	_Atomic uint32_t ready;		/* set last by the creator */
+	uint32_t unlinked;		/* the last closer removed the name */
+	_Atomic uint64_t generation;	/* odd while being written */
+	uint64_t reserved;
+	union {
+		pthread_mutex_t lock;	/* robust, process-shared */
+		unsigned char lock_space[64];
+	};
+	struct xshm_av_shm_opener openers[XSHM_AV_OPENERS];
+	struct xshm_av_shm_key keys[XSHM_AV_KEYS];
+	struct xshm_av_shm_entry entries[];
+};
+
+static_assert(sizeof(pthread_mutex_t) <= 64, "mutex fits its space");
+static_assert(sizeof(struct xshm_av_shm_entry) == 24, "av entry layout");
+static_assert(sizeof(struct xshm_av_shm_key) == 72, "av key layout");
+static_assert(offsetof(struct xshm_av_shm_hdr, entries) % 8 == 0,
+	      "av entries aligned");
 
 #endif

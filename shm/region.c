@@ -115,6 +115,8 @@ static int init_contents(struct xshm_region *region,
 	hdr->ep_id = region->ep_id;
 	hdr->ring_offset = layout->ring_offset;
 	hdr->pool_offset = layout->pool_offset;
+	hdr->auth_digest = geom->auth_digest;
+	hdr->features = geom->features;
 	xshm_ring_init((struct xshm_ring *) (base + layout->ring_offset),
 		       geom->ring_cells, XSHM_CELL_SIZE);
 	xshm_pool_init((struct xshm_pool *) (base + layout->pool_offset),

@@ -21,6 +21,8 @@ struct xshm_region_geom {
 	uint32_t ring_cells;	/* power of two */
 	uint32_t pool_bufs;
 	uint32_t buf_size;	/* multiple of XSHM_CACHE_LINE */
+	uint64_t auth_digest;	/* recorded in the header; 0: no auth key */
+	uint32_t features;	/* XSHM_FEATURE_*, recorded in the header */
 };
 
 /* A process-local handle on a mapped region (owned or a peer's). */

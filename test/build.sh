@@ -2,7 +2,7 @@
 # Debian when it is missing, then builds xshm and its tests in this tree.
 
 XSHM_DEBS="build-essential autoconf automake libtool pkg-config libfabric-dev
-libfabric-bin check liburing-dev libnuma-dev libhwloc-dev"
+libfabric-bin check liburing-dev libnuma-dev libhwloc-dev python3-matplotlib"
 
 xshm_install_deps() {
 	local missing=""

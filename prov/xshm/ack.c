@@ -20,10 +20,11 @@ struct xshm_ack_out {
 	struct xshm_dlist link;
 	uint64_t ep_id;
 	uint32_t ack_id;
+	int status;
 };
 
 /* The sender's region, mapped once; NULL when it is gone. */
-static struct xshm_region *sender_region(struct xshm_ep *ep, uint64_t ep_id)
+struct xshm_region *xshm_ack_sender_region(struct xshm_ep *ep, uint64_t ep_id)
 {
 	struct xshm_ack_peer *peer;
 	struct xshm_dlist *it;
@@ -46,9 +47,10 @@ static struct xshm_region *sender_region(struct xshm_ep *ep, uint64_t ep_id)
 }
 
 /* False when the sender's ring is full: try again later. */
-static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id)
+static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
+		     int status)
 {
-	struct xshm_region *sender = sender_region(ep, ep_id);
+	struct xshm_region *sender = xshm_ack_sender_region(ep, ep_id);
 	struct xshm_cmd *cmd;
 
 	if (!sender || !xshm_region_is_open(sender))
@@ -61,7 +63,7 @@ static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id)
 	cmd->flags = 0;
 	cmd->buf_index = 0;
 	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = 0;
+	cmd->tag = (uint64_t) status;
 	cmd->cq_data = 0;
 	cmd->msg_size = 0;
 	cmd->chunk_len = 0;
@@ -71,12 +73,13 @@ static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id)
 	return true;
 }
 
-void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id)
+void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id,
+		   int status)
 {
 	struct xshm_ack_out *out;
 
 	if (xshm_dlist_empty(&ep->acks_out) &&
-	    push_ack(ep, sender_ep_id, ack_id))
+	    push_ack(ep, sender_ep_id, ack_id, status))
 		return;
 	out = malloc(sizeof(*out));
 	if (!out) {
@@ -85,6 +88,7 @@ void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id)
 	}
 	out->ep_id = sender_ep_id;
 	out->ack_id = ack_id;
+	out->status = status;
 	xshm_dlist_append(&ep->acks_out, &out->link);
 }
 
@@ -94,15 +98,24 @@ void xshm_ack_flush(struct xshm_ep *ep)
 		struct xshm_ack_out *out = xshm_container_of(ep->acks_out.next,
 						struct xshm_ack_out, link);
 
-		if (!push_ack(ep, out->ep_id, out->ack_id))
+		if (!push_ack(ep, out->ep_id, out->ack_id, out->status))
 			return;
 		xshm_dlist_remove(&out->link);
 		free(out);
 	}
 }
 
+static void fail_waiting(struct xshm_ep *ep, struct xshm_tx_op *op, int err)
+{
+	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
+		.op_context = op->context, .flags = op->comp_flags,
+		.tag = op->tag, .err = err, .prov_errno = err,
+	});
+}
+
 /* An ack names a send by id and must come from that send's destination. */
-void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id)
+void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
+		       int status)
 {
 	struct xshm_dlist *it;
 
@@ -111,8 +124,11 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id)
 							  link);
 
 		if (op->ack_id == ack_id && op->dest_ep_id == from_ep_id) {
-			xshm_report_tx(ep, op->context, op->comp_flags,
-				       op->cq_entry);
+			if (status)
+				fail_waiting(ep, op, FI_EIO);
+			else
+				xshm_report_tx(ep, op->context, op->comp_flags,
+					       op->cq_entry);
 			xshm_dlist_remove(&op->link);
 			free(op);
 			return;
@@ -140,11 +156,7 @@ void xshm_ack_reap(struct xshm_ep *ep)
 			continue;
 		if (ret == -FI_EAGAIN)
 			continue;
-		xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
-			.op_context = op->context, .flags = op->comp_flags,
-			.tag = op->tag, .err = FI_EHOSTUNREACH,
-			.prov_errno = FI_EHOSTUNREACH,
-		});
+		fail_waiting(ep, op, FI_EHOSTUNREACH);
 		xshm_dlist_remove(&op->link);
 		free(op);
 	}

@@ -13,6 +13,7 @@
 struct xshm_cntr {
 	struct fid_cntr cntr_fid;
 	struct fid_peer_cntr peer_cntr;
+	struct fid_peer_cntr *sink;	/* own peer_cntr, or the owner's (FI_PEER) */
 	struct xshm_domain *domain;
 	_Atomic uint64_t value;
 	_Atomic uint64_t err;
@@ -261,9 +262,59 @@ static struct fi_ops xshm_cntr_fi_ops = {
 	.ops_open = xshm_fid_no_ops_open,
 };
 
+/* Imported counter: reading only drives progress; the owner keeps the values. */
+static uint64_t import_read(struct fid_cntr *cntr_fid)
+{
+	struct xshm_cntr *cntr = to_cntr(cntr_fid);
+
+	xshm_lock_acquire(&cntr->domain->lock);
+	cntr_progress(cntr);
+	xshm_lock_release(&cntr->domain->lock);
+	return 0;
+}
+
+static uint64_t import_readerr(struct fid_cntr *cntr_fid)
+{
+	return (uint64_t) -FI_ENOSYS;
+}
+
+static int import_set(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return -FI_ENOSYS;
+}
+
+static int import_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
+		       int timeout)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cntr xshm_cntr_import_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = import_read,
+	.readerr = import_readerr,
+	.add = import_set,
+	.set = import_set,
+	.wait = import_wait,
+	.adderr = import_set,
+	.seterr = import_set,
+};
+
+static int import_owner(struct xshm_cntr *cntr, void *context)
+{
+	struct fi_peer_cntr_context *peer = context;
+
+	if (!peer || peer->size < sizeof(*peer) || !peer->cntr ||
+	    !peer->cntr->owner_ops)
+		return -FI_EINVAL;
+	cntr->sink = peer->cntr;
+	cntr->cntr_fid.ops = &xshm_cntr_import_ops;
+	return 0;
+}
+
 static int check_attr(const struct fi_cntr_attr *attr)
 {
-	if (attr->flags)		/* FI_PEER import: a later version */
+	if (attr->flags & ~FI_PEER)
 		return -FI_EINVAL;
 	if (attr->events != FI_CNTR_EVENTS_COMP)
 		return -FI_ENOSYS;
@@ -309,6 +360,12 @@ int xshm_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = &xshm_cntr_fi_ops;
 	cntr->cntr_fid.ops = &xshm_cntr_ops;
+	cntr->sink = &cntr->peer_cntr;
+	if ((use->flags & FI_PEER) && import_owner(cntr, context)) {
+		xshm_wait_fini(&cntr->wait);
+		free(cntr);
+		return -FI_EINVAL;
+	}
 	atomic_fetch_add(&domain->ref, 1);
 	*cntr_out = &cntr->cntr_fid;
 	return 0;
@@ -363,11 +420,11 @@ int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 		return ret;
 	if (flags & FI_SEND) {
 		ep->tx_cntr_obj = cntr;
-		ep->tx_cntr = &cntr->peer_cntr;
+		ep->tx_cntr = cntr->sink;
 	}
 	if (flags & FI_RECV) {
 		ep->rx_cntr_obj = cntr;
-		ep->rx_cntr = &cntr->peer_cntr;
+		ep->rx_cntr = cntr->sink;
 	}
 	return 0;
 }

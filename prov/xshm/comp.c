@@ -42,6 +42,9 @@ void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,
 		    fi_addr_t src, bool cq_entry)
 {
+	/* Without FI_SOURCE no source is reported (fi_peer(3) asks for this). */
+	if (!(ep->caps & FI_SOURCE))
+		src = FI_ADDR_NOTAVAIL;
 	report(ep->rx_cq, ep->rx_cntr, context, flags, len, buf, data, tag,
 	       src, cq_entry);
 }

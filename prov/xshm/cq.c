@@ -88,6 +88,49 @@ static struct fi_ops_cq_owner xshm_cq_owner_ops = {
 	.writeerr = xshm_cq_writeerr,
 };
 
+/*
+ * An imported CQ forwards to the owner's, zeroing what its format does not
+ * report, as fi_peer(3) asks.  The owner's errors are its own to handle.
+ */
+static ssize_t forward_write(struct fid_peer_cq *peer_cq, void *context,
+			     uint64_t flags, size_t len, void *buf,
+			     uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct xshm_cq *cq = xshm_container_of(peer_cq, struct xshm_cq, peer_cq);
+
+	switch (cq->format) {
+	case FI_CQ_FORMAT_CONTEXT:
+		flags = 0;
+		len = 0;
+		/* fall through */
+	case FI_CQ_FORMAT_MSG:
+		buf = NULL;
+		data = 0;
+		/* fall through */
+	case FI_CQ_FORMAT_DATA:
+		tag = 0;
+		break;
+	default:
+		break;
+	}
+	return cq->owner->owner_ops->write(cq->owner, context, flags, len, buf,
+					   data, tag, src);
+}
+
+static ssize_t forward_writeerr(struct fid_peer_cq *peer_cq,
+				const struct fi_cq_err_entry *err_entry)
+{
+	struct xshm_cq *cq = xshm_container_of(peer_cq, struct xshm_cq, peer_cq);
+
+	return cq->owner->owner_ops->writeerr(cq->owner, err_entry);
+}
+
+static struct fi_ops_cq_owner xshm_cq_forward_ops = {
+	.size = sizeof(struct fi_ops_cq_owner),
+	.write = forward_write,
+	.writeerr = forward_writeerr,
+};
+
 static void cq_progress(struct xshm_cq *cq)
 {
 	for (size_t i = 0; i < cq->nr_eps; i++)
@@ -349,9 +392,76 @@ static struct fi_ops_cq xshm_cq_ops = {
 	.strerror = xshm_cq_strerror,
 };
 
+/* Imported CQ: the owner reads its own; fi_cq_read(cq, NULL, 0) progresses. */
+static ssize_t import_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	struct xshm_cq *cq = to_cq(cq_fid);
+
+	if (buf || count)
+		return -FI_ENOSYS;
+	xshm_lock_acquire(&cq->domain->lock);
+	cq_progress(cq);
+	xshm_lock_release(&cq->domain->lock);
+	return 0;
+}
+
+static ssize_t import_readfrom(struct fid_cq *cq, void *buf, size_t count,
+			       fi_addr_t *src_addr)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t import_readerr(struct fid_cq *cq, struct fi_cq_err_entry *buf,
+			      uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t import_sread(struct fid_cq *cq, void *buf, size_t count,
+			    const void *cond, int timeout)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t import_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
+				fi_addr_t *src_addr, const void *cond,
+				int timeout)
+{
+	return -FI_ENOSYS;
+}
+
+static int import_signal(struct fid_cq *cq)
+{
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cq xshm_cq_import_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = import_read,
+	.readfrom = import_readfrom,
+	.readerr = import_readerr,
+	.sread = import_sread,
+	.sreadfrom = import_sreadfrom,
+	.signal = import_signal,
+	.strerror = xshm_cq_strerror,
+};
+
+static int import_owner(struct xshm_cq *cq, void *context)
+{
+	struct fi_peer_cq_context *peer = context;
+
+	if (!peer || peer->size < sizeof(*peer) || !peer->cq ||
+	    !peer->cq->owner_ops)
+		return -FI_EINVAL;
+	cq->owner = peer->cq;
+	cq->peer_cq.owner_ops = &xshm_cq_forward_ops;
+	cq->cq_fid.ops = &xshm_cq_import_ops;
+	return 0;
+}
+
 static int check_attr(const struct fi_cq_attr *attr)
 {
-	if (attr->flags & FI_PEER)
+	if (attr->flags & ~FI_PEER)
 		return -FI_EINVAL;
 	if (attr->format > FI_CQ_FORMAT_TAGGED)
 		return -FI_ENOSYS;
@@ -399,6 +509,12 @@ int xshm_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &xshm_cq_fi_ops;
 	cq->cq_fid.ops = &xshm_cq_ops;
+	if ((attr->flags & FI_PEER) && import_owner(cq, context)) {
+		xshm_wait_fini(&cq->wait);
+		free(cq->comps);
+		free(cq);
+		return -FI_EINVAL;
+	}
 	atomic_fetch_add(&domain->ref, 1);
 	*cq_out = &cq->cq_fid;
 	return 0;

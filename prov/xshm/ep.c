@@ -100,7 +100,11 @@ static const struct xshm_region_geom xshm_default_geom = {
  */
 static int create_region(struct xshm_ep *ep, bool fixed_id)
 {
+	struct xshm_region_geom geom = xshm_default_geom;
 	int ret = -EEXIST;
+
+	geom.auth_digest = ep->auth_digest;
+	geom.features = ep->scopy ? XSHM_FEATURE_PULL : 0;
 
 	for (int tries = 0; tries < XSHM_CREATE_TRIES && ret == -EEXIST; tries++) {
 		if (tries && fixed_id)
@@ -108,7 +112,7 @@ static int create_region(struct xshm_ep *ep, bool fixed_id)
 		if (tries)
 			ep->addr.ep_id = xshm_ep_id_new();
 		ret = xshm_region_create(&ep->region, ep->addr.node_id,
-					 ep->addr.ep_id, &xshm_default_geom);
+					 ep->addr.ep_id, &geom);
 	}
 	if (ret == -EEXIST)
 		return -FI_EADDRINUSE;
@@ -336,6 +340,7 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->tx_iov_limit = XSHM_IOV_LIMIT;
+	ep->scopy = xshm_params.cma ? xshm_scopy_select() : NULL;
 	ep->rx_iov_limit = XSHM_IOV_LIMIT;
 	xshm_dlist_init(&ep->tx_queue);
 	xshm_dlist_init(&ep->rx_active);
@@ -343,7 +348,8 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	xshm_dlist_init(&ep->acks_out);
 	xshm_dlist_init(&ep->ack_peers);
 	xshm_doorbell_init(&ep->doorbell);
-	if (init_address(ep, info)) {
+	if (init_address(ep, info) ||
+	    xshm_auth_info_digest(info, &ep->auth_digest)) {
 		free(ep);
 		return -FI_EINVAL;
 	}

@@ -1,7 +1,7 @@
 /*
- * Event queue.  xshm generates no events of its own (AV inserts are
- * synchronous, RDM endpoints have no connections), so an EQ only carries
- * what the application writes into it.
+ * Event queue.  RDM endpoints have no connections: an EQ carries what the
+ * application writes into it and the insert events of an AV opened with
+ * FI_EVENT (xshm_eq_raise).
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -100,6 +100,13 @@ static ssize_t xshm_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	if (!buf && len)
 		return -FI_EINVAL;
 	return eq_push(to_eq(eq_fid), event, buf, len, false);
+}
+
+/* An event of xshm's own: what an AV opened with FI_EVENT reports. */
+ssize_t xshm_eq_raise(struct fid_eq *eq_fid, uint32_t event, const void *buf,
+		      size_t len, bool is_err)
+{
+	return eq_push(to_eq(eq_fid), event, buf, len, is_err);
 }
 
 static ssize_t xshm_eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,

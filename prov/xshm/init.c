@@ -27,6 +27,7 @@ struct fi_provider xshm_prov = {
 static void xshm_read_params(void)
 {
 	char *node_id = NULL;
+	int cma = 1;
 
 	fi_param_define(&xshm_prov, "node_id", FI_PARAM_STRING,
 		"Identity of this node in xshm addresses, as hex digits "
@@ -34,6 +35,21 @@ static void xshm_read_params(void)
 		"with different node ids do not talk to each other; tests "
 		"use it to simulate several nodes on one machine.");
 
+	fi_param_define(&xshm_prov, "cma", FI_PARAM_BOOL,
+		"Let receivers pull large messages straight from the sender's "
+		"buffers with process_vm_readv (default: yes, when the kernel "
+		"allows it). With no, large messages are copied through "
+		"bounce buffers in pieces.");
+	fi_param_define(&xshm_prov, "scopy_threshold", FI_PARAM_SIZE_T,
+		"Messages larger than this many bytes are pulled with a single "
+		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
+
+	xshm_params.cma = true;
+	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
+	fi_param_get_bool(&xshm_prov, "cma", &cma);
+	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
+			    &xshm_params.scopy_threshold);
+	xshm_params.cma = cma;
 	xshm_params.node_id = xshm_node_id();
 	if (!fi_param_get_str(&xshm_prov, "node_id", &node_id) && node_id) {
 		uint64_t id = strtoull(node_id, NULL, 16);

@@ -6,7 +6,8 @@
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
 				 FI_MATCH_COMPLETE | FI_FENCE)
 #define XSHM_RECVMSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_PEEK | FI_CLAIM | \
-				 FI_DISCARD | FI_MULTI_RECV)
+				 FI_DISCARD | FI_MULTI_RECV | \
+				 FI_AUTH_KEY)
 
 static struct xshm_ep *to_ep(struct fid_ep *ep_fid)
 {

@@ -21,7 +21,33 @@ static void copy_to_entry(struct fi_peer_rx_entry *entry, size_t offset,
 	xshm_iov_copy_to(entry->iov, entry->count, offset, data, len);
 }
 
-static void ack_if_asked(const struct xshm_rx_msg *msg);
+static void ack_if_asked(const struct xshm_rx_msg *msg, int status);
+
+/*
+ * Single copy: pull the sender's buffers (named by the RTS) into the
+ * receive buffers.  The sender's pid is checked against its region, so a
+ * sender cannot point the receiver at a third process.
+ */
+static int pull_rts(struct xshm_rx_msg *msg, size_t len)
+{
+	struct fi_peer_rx_entry *entry = msg->entry;
+	struct xshm_ep *ep = msg->ep;
+	struct xshm_region *sender;
+	struct iovec remote[XSHM_RTS_IOV_MAX];
+
+	if (!ep->scopy)
+		return -ENOTSUP;
+	sender = xshm_ack_sender_region(ep, msg->src_ep_id);
+	if (!sender || !xshm_region_is_open(sender) ||
+	    sender->hdr->owner_pid != msg->rts.pid)
+		return -ESRCH;
+	for (uint32_t i = 0; i < msg->rts.iov_count; i++) {
+		remote[i].iov_base = (void *) (uintptr_t) msg->rts.iov[i].base;
+		remote[i].iov_len = msg->rts.iov[i].len;
+	}
+	return ep->scopy->pull(msg->rts.pid, entry->iov, entry->count, remote,
+			       msg->rts.iov_count, len);
+}
 
 /* Reports the received message and gives the entry back to its owner. */
 static void complete_msg(struct xshm_rx_msg *msg)
@@ -36,8 +62,18 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	uint64_t data = has_data ? msg->cq_data : 0;
 	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
 	size_t capacity = entry_capacity(entry);
+	int pulled = msg->is_rts ?
+		pull_rts(msg, msg->size < capacity ? msg->size : capacity) : 0;
 
-	if (msg->size > capacity) {
+	if (pulled) {
+		struct fi_cq_err_entry err = {
+			.op_context = entry->context, .flags = flags,
+			.data = data, .tag = tag,
+			.err = FI_EIO, .prov_errno = -pulled,
+		};
+
+		xshm_report_rx_err(ep, &err);
+	} else if (msg->size > capacity) {
 		struct fi_cq_err_entry err = {
 			.op_context = entry->context, .flags = flags,
 			.len = capacity, .data = data, .tag = tag,
@@ -53,17 +89,17 @@ static void complete_msg(struct xshm_rx_msg *msg)
 			       !ep->rx_selective || (entry->flags & FI_COMPLETION));
 	}
 	entry->srx->owner_ops->free_entry(entry);
-	ack_if_asked(msg);
+	ack_if_asked(msg, pulled ? EIO : 0);
 }
 
 /* The sender asked to learn when its message was delivered or discarded. */
-static void ack_if_asked(const struct xshm_rx_msg *msg)
+static void ack_if_asked(const struct xshm_rx_msg *msg, int status)
 {
 	/* Dropped because the endpoint closes: the sender must not succeed. */
 	if (msg->ep->closing)
 		return;
 	if (msg->cmd_flags & XSHM_CMD_ACK)
-		xshm_ack_send(msg->ep, msg->src_ep_id, msg->ack_id);
+		xshm_ack_send(msg->ep, msg->src_ep_id, msg->ack_id, status);
 }
 
 static void free_msg(struct xshm_rx_msg *msg)
@@ -108,9 +144,11 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 		report_aborted(msg);
 		free_msg(msg);
 	} else if (msg->discarded) {
-		msg->entry->srx->owner_ops->free_entry(msg->entry);
+		/* Discarded by the owner, or dropped when it gave no entry. */
+		if (msg->entry)
+			msg->entry->srx->owner_ops->free_entry(msg->entry);
 		if (!msg->aborted)
-			ack_if_asked(msg);
+			ack_if_asked(msg, msg->entry ? 0 : EIO);
 		free_msg(msg);
 	} else if (msg->started) {
 		complete_msg(msg);
@@ -120,7 +158,7 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 }
 
 static struct xshm_rx_msg *new_msg(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-				   fi_addr_t src)
+				   const void *data, fi_addr_t src)
 {
 	struct xshm_rx_msg *msg = calloc(1, sizeof(*msg));
 
@@ -136,6 +174,10 @@ static struct xshm_rx_msg *new_msg(struct xshm_ep *ep, const struct xshm_cmd *cm
 	msg->cq_data = cmd->cq_data;
 	msg->size = cmd->msg_size;
 	msg->ack_id = cmd->ack_id;
+	if (cmd->proto == XSHM_PROTO_RTS) {
+		msg->is_rts = true;
+		memcpy(&msg->rts, data, sizeof(msg->rts));
+	}
 	return msg;
 }
 
@@ -153,9 +195,11 @@ static int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 static int hold_unexpected(struct xshm_rx_msg *msg,
 			   struct fi_peer_rx_entry *entry)
 {
-	msg->staging = malloc(msg->size ? msg->size : 1);
-	if (!msg->staging)
-		return -FI_ENOMEM;
+	if (!msg->is_rts) {
+		msg->staging = malloc(msg->size ? msg->size : 1);
+		if (!msg->staging)
+			return -FI_ENOMEM;
+	}
 	msg->entry = entry;
 	entry->peer_context = msg;
 	entry->cq_data = msg->cq_data;
@@ -180,7 +224,7 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 {
 	fi_addr_t src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
 	struct fi_peer_rx_entry *entry = NULL;
-	struct xshm_rx_msg *msg = new_msg(ep, cmd, src);
+	struct xshm_rx_msg *msg = new_msg(ep, cmd, data, src);
 	int ret;
 
 	if (!msg) {
@@ -201,11 +245,12 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		msg->entry = entry;
 		msg->started = !ret;
 	}
-	store_chunk(msg, data, cmd->chunk_len);
+	if (msg->is_rts)
+		msg->received = msg->size;	/* all there, to be pulled */
+	else
+		store_chunk(msg, data, cmd->chunk_len);
 	if (ret == -FI_ENOENT)
 		queue_unexpected(msg);
-	else if (msg->received == msg->size && msg->discarded)
-		free_msg(msg);
 	else if (msg->received == msg->size)
 		finish_arrival(msg);
 }
@@ -236,11 +281,7 @@ static void handle_chunk(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return;
 	}
 	store_chunk(msg, data, cmd->chunk_len);
-	if (msg->received < msg->size)
-		return;
-	if (msg->discarded && !msg->entry)
-		free_msg(msg);
-	else
+	if (msg->received == msg->size)
 		finish_arrival(msg);
 }
 
@@ -256,10 +297,22 @@ static void handle_abort(struct xshm_ep *ep, const struct xshm_cmd *cmd)
 		return;
 	msg->aborted = true;
 	msg->received = msg->size;
-	if (msg->discarded && !msg->entry)
-		free_msg(msg);
-	else
-		finish_arrival(msg);
+	finish_arrival(msg);
+}
+
+/* A private copy of an RTS: iov entries that add up to the message. */
+static bool rts_valid(const struct xshm_cmd *cmd, const struct xshm_rts *rts)
+{
+	uint64_t total = 0;
+
+	if (rts->iov_count > XSHM_RTS_IOV_MAX)
+		return false;
+	for (uint32_t i = 0; i < rts->iov_count; i++) {
+		if (rts->iov[i].len > XSHM_MAX_MSG_SIZE)
+			return false;
+		total += rts->iov[i].len;
+	}
+	return total == cmd->msg_size;
 }
 
 /* Every field of a cell written by a peer is checked before use. */
@@ -268,6 +321,10 @@ static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 	if (cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_ABORT)
 		return cmd->proto == XSHM_PROTO_INLINE && !cmd->chunk_len &&
 		       !cmd->msg_size;
+	if (cmd->proto == XSHM_PROTO_RTS)
+		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED) &&
+		       cmd->chunk_len == sizeof(struct xshm_rts) &&
+		       cmd->msg_size <= XSHM_MAX_MSG_SIZE;
 	if (cmd->op < XSHM_OP_MSG || cmd->op > XSHM_OP_CHUNK ||
 	    cmd->msg_size > XSHM_MAX_MSG_SIZE || cmd->chunk_len > cmd->msg_size ||
 	    (cmd->op != XSHM_OP_CHUNK && !cmd->chunk_len && cmd->msg_size))
@@ -286,24 +343,38 @@ static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 {
 	struct xshm_cmd cmd;
+	struct xshm_rts rts;
 	const void *data;
 
 	memcpy(&cmd, shared, sizeof(cmd));
-	if (!cmd_valid(ep, &cmd)) {
+	if (cmd.proto == XSHM_PROTO_RTS)
+		memcpy(&rts, shared->data, sizeof(rts));
+	if (!cmd_valid(ep, &cmd) ||
+	    (cmd.proto == XSHM_PROTO_RTS && !rts_valid(&cmd, &rts))) {
 		XSHM_WARN(FI_LOG_EP_DATA, "malformed command dropped\n");
 		if (cmd.proto == XSHM_PROTO_BUF &&
 		    xshm_pool_buf(&ep->region.pool, cmd.buf_index))
 			xshm_pool_free(&ep->region.pool, cmd.buf_index);
 		return;
 	}
-	data = cmd.proto == XSHM_PROTO_INLINE ? shared->data :
-	       xshm_pool_buf(&ep->region.pool, cmd.buf_index);
+	if (!xshm_av_sender_allowed(ep, cmd.src_ep_id)) {
+		if (cmd.proto == XSHM_PROTO_BUF)
+			xshm_pool_free(&ep->region.pool, cmd.buf_index);
+		return;
+	}
+	if (cmd.proto == XSHM_PROTO_RTS)
+		data = &rts;
+	else if (cmd.proto == XSHM_PROTO_INLINE)
+		data = shared->data;
+	else
+		data = xshm_pool_buf(&ep->region.pool, cmd.buf_index);
 	switch (cmd.op) {
 	case XSHM_OP_CHUNK:
 		handle_chunk(ep, &cmd, data);
 		break;
 	case XSHM_OP_ACK:
-		xshm_ack_received(ep, cmd.src_ep_id, cmd.ack_id);
+		xshm_ack_received(ep, cmd.src_ep_id, cmd.ack_id,
+				  cmd.tag > 4096 ? EIO : (int) cmd.tag);
 		break;
 	case XSHM_OP_ABORT:
 		handle_abort(ep, &cmd);
@@ -352,7 +423,7 @@ static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 	if (release_orphan(msg, entry))
 		return 0;
 	msg->entry = entry;
-	if (!msg->aborted)
+	if (msg->staging)
 		copy_to_entry(entry, 0, msg->staging, msg->received);
 	free(msg->staging);
 	msg->staging = NULL;
@@ -421,8 +492,6 @@ static ssize_t check_recv(const struct xshm_ep *ep,
 	if ((recv->flags & FI_MULTI_RECV) &&
 	    (recv->tagged || recv->count != 1 || !(ep->caps & FI_MULTI_RECV)))
 		return -FI_EINVAL;
-	if (recv->src != FI_ADDR_UNSPEC && !xshm_av_has(ep->av, recv->src))
-		return -FI_EINVAL;
 	return 0;
 }
 
@@ -440,6 +509,8 @@ ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = check_recv(ep, &recv);
+	if (!ret)	/* into the space sources are reported in */
+		ret = xshm_av_recv_src(ep, &recv.src, flags);
 	if (ret)
 		;
 	else if (!ep->own_srx)

@@ -8,8 +8,42 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xshm.h"
+
+/* The whole message as one RTS cell naming the sender's buffers. */
+static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
+		     struct xshm_tx_op *op)
+{
+	struct xshm_cmd *cmd = xshm_ring_reserve(&peer->ring);
+	struct xshm_rts *rts;
+
+	if (!cmd)
+		return false;
+	cmd->op = op->op;
+	cmd->proto = XSHM_PROTO_RTS;
+	cmd->flags = op->cmd_flags;
+	cmd->buf_index = 0;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = op->tag;
+	cmd->cq_data = op->data;
+	cmd->msg_size = op->total;
+	cmd->chunk_len = sizeof(*rts);
+	cmd->ack_id = op->ack_id;
+	rts = (struct xshm_rts *) cmd->data;
+	rts->pid = getpid();
+	rts->iov_count = (uint32_t) op->iov_count;
+	for (size_t i = 0; i < op->iov_count; i++) {
+		rts->iov[i].base = (uintptr_t) op->iov[i].iov_base;
+		rts->iov[i].len = op->iov[i].iov_len;
+	}
+	xshm_ring_commit(&peer->ring, cmd);
+	xshm_doorbell_ring(peer);
+	op->sent = op->total;
+	op->started = true;
+	return true;
+}
 
 /* Pushes one cell of op; false when the peer's ring or pool is full. */
 static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
@@ -56,6 +90,8 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 static bool push_op(struct xshm_ep *ep, struct xshm_region *peer,
 		    struct xshm_tx_op *op)
 {
+	if (op->rts)
+		return op->started || push_rts(ep, peer, op);
 	while (!op->started || op->sent < op->total)
 		if (!push_cell(ep, peer, op))
 			return false;
@@ -223,7 +259,8 @@ static ssize_t queue_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
 	return 0;
 }
 
-static void init_op(struct xshm_ep *ep, struct xshm_tx_op *op, uint8_t kind,
+static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
+		    struct xshm_tx_op *op, uint8_t kind,
 		    const struct iovec *iov, size_t count, size_t total,
 		    fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 		    uint64_t flags)
@@ -238,12 +275,16 @@ static void init_op(struct xshm_ep *ep, struct xshm_tx_op *op, uint8_t kind,
 	op->cq_entry = flags & FI_COMPLETION;
 	op->fence = flags & FI_FENCE;
 	op->ack_id = 0;
+	/* Large messages are pulled by a receiver that can, then acked. */
+	op->rts = ep->scopy && total > xshm_params.scopy_threshold &&
+		  !(flags & FI_INJECT) &&
+		  (peer->hdr->features & XSHM_FEATURE_PULL);
 	memcpy(op->iov, iov, count * sizeof(*iov));
 	op->iov_count = count;
 	op->total = total;
 	op->sent = 0;
 	op->started = false;
-	if (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) {
+	if (op->rts || (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE))) {
 		op->cmd_flags |= XSHM_CMD_ACK;
 		if (++ep->next_ack_id == 0)	/* 0 means "no ack" */
 			ep->next_ack_id = 1;
@@ -271,8 +312,8 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	ret = xshm_av_peer(ep->av, dest, &peer);
 	if (ret)
 		goto out;
-	init_op(ep, &op, kind, iov, count, total, dest, tag, data, context,
-		flags);
+	init_op(ep, &peer->peer, &op, kind, iov, count, total, dest, tag, data,
+		context, flags);
 	op.dest_ep_id = peer->addr.ep_id;
 	if (!xshm_dlist_empty(&ep->tx_queue) || fence_blocks(ep, &op)) {
 		ret = (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?

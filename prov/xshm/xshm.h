@@ -22,7 +22,9 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "xshm/fi_peer.h"
+#include "xshm/fi_xshm.h"
 #include "shm/doorbell.h"
+#include "shm/scopy/scopy.h"
 #include "shm/region.h"
 
 #define XSHM_NAME		"xshm"
@@ -30,7 +32,7 @@
 #define XSHM_API_VERSION	FI_VERSION(1, 17)
 #define XSHM_MIN_API_VERSION	FI_VERSION(1, 5)
 
-#define XSHM_IOV_LIMIT		8
+#define XSHM_IOV_LIMIT		8	/* <= XSHM_RTS_IOV_MAX */
 #define XSHM_INJECT_SIZE	4096
 #define XSHM_MAX_MSG_SIZE	(1ULL << 30)
 #define XSHM_TX_SIZE		256
@@ -39,6 +41,7 @@
 /* "fi_xshm://" + 16 hex + "/" + 16 hex + NUL */
 #define XSHM_ADDR_LEN		44
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
+#define XSHM_SCOPY_THRESHOLD	32768	/* default: larger messages are pulled */
 
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
@@ -114,6 +117,8 @@ static inline void xshm_lock_release(struct xshm_lock *lock)
 /* Provider parameters (fi_param_define in init.c). */
 struct xshm_params {
 	uint64_t node_id;
+	bool cma;			/* single copy allowed */
+	size_t scopy_threshold;		/* larger messages are pulled */
 };
 extern struct xshm_params xshm_params;
 
@@ -169,22 +174,44 @@ int xshm_domain_import(uint64_t flags, void *context);
 int xshm_eq_import(void *context);
 extern struct fi_ops_mr xshm_mr_ops;
 
-/* Address vector */
+/*
+ * Address vector (av*.c).  Indices are table slots; a hash from endpoint id
+ * to slot turns the sender id of every command into a source fi_addr_t.
+ */
 
 struct xshm_av_entry {
 	struct xshm_addr addr;
 	bool used;
 	bool peer_mapped;
 	struct xshm_region peer;	/* the peer's region, mapped on first send */
+	fi_addr_t src_id;		/* reported as source: index or user id */
+	uint32_t auth_key;		/* key slot, or XSHM_AV_NO_KEY */
 };
+
+struct xshm_av_key {
+	bool used;
+	uint32_t size;
+	unsigned char bytes[XSHM_AV_KEY_MAX];
+	uint64_t digest;
+	fi_addr_t user_id;
+};
+
+struct xshm_av_shared;			/* av_shared.c: a named AV's file */
+struct xshm_av_senders;			/* av_auth.c: senders' key digests */
 
 struct xshm_av {
 	struct fid_av av_fid;
 	struct xshm_domain *domain;
 	enum fi_av_type type;
+	uint64_t flags;			/* of fi_av_open */
+	struct fid_eq *eq;		/* FI_EVENT: where inserts report */
 	struct xshm_av_entry *table;
 	size_t capacity;
 	size_t lowest_free;
+	struct xshm_av_key *keys;
+	size_t keys_capacity;
+	struct xshm_av_shared *shared;	/* NULL unless named */
+	struct xshm_av_senders *senders;
 	struct xshm_ep **eps;		/* bound endpoints, told of inserts */
 	size_t nr_eps;
 	uint64_t *hash_keys;		/* ep_id -> index, open addressing */
@@ -201,6 +228,15 @@ void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep);
 fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id);
 int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 		 struct xshm_av_entry **entry);
+/* A directed receive's src (flags FI_AUTH_KEY: a key) as sources are reported. */
+int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t flags);
+/* Receiver-side isolation: false drops the sender's command. */
+bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id);
+/* The digest of the endpoint's auth key (ep_attr, else domain_attr); 0: none. */
+int xshm_auth_info_digest(const struct fi_info *info, uint64_t *digest);
+/* FI_EVENT inserts (eq.c): an event or error entry raised by xshm itself. */
+ssize_t xshm_eq_raise(struct fid_eq *eq, uint32_t event, const void *buf,
+		      size_t len, bool is_err);
 
 /*
  * Wait sets (wait.c): how a CQ or counter opened with FI_WAIT_UNSPEC or
@@ -281,6 +317,7 @@ struct xshm_cq_comp {
 struct xshm_cq {
 	struct fid_cq cq_fid;
 	struct fid_peer_cq peer_cq;
+	struct fid_peer_cq *owner;	/* FI_PEER import: where entries go */
 	struct xshm_domain *domain;
 	enum fi_cq_format format;
 	enum fi_wait_obj wait_obj;
@@ -390,6 +427,7 @@ struct xshm_tx_op {
 	size_t sent;
 	bool started;			/* first cell pushed */
 	bool fence;			/* FI_FENCE: waits for all before it */
+	bool rts;			/* the receiver pulls it (single copy) */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: completes on its ack */
 };
 
@@ -410,6 +448,8 @@ struct xshm_rx_msg {
 	bool started;			/* entry holds the user's buffers */
 	bool discarded;
 	bool aborted;			/* the sender gave up part way */
+	bool is_rts;			/* to be pulled from the sender */
+	struct xshm_rts rts;
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
 };
 
@@ -448,6 +488,8 @@ struct xshm_ep {
 	uint32_t next_ack_id;
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
 	struct xshm_dlist ack_peers;	/* senders' regions mapped to ack them */
+	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
+	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
 };
 
 int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -479,9 +521,12 @@ ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context);
 void xshm_tx_abort_all(struct xshm_ep *ep);
 
 /* Acknowledgements (ack.c) for FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE. */
-void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id);
+void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id,
+		   int status);
+struct xshm_region *xshm_ack_sender_region(struct xshm_ep *ep, uint64_t ep_id);
 void xshm_ack_flush(struct xshm_ep *ep);
-void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id);
+void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
+		       int status);
 void xshm_ack_reap(struct xshm_ep *ep);
 void xshm_ack_close(struct xshm_ep *ep);
 void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);

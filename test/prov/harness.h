@@ -29,8 +29,8 @@
 #include <rdma/fi_tagged.h>
 
 #define XT_API		FI_VERSION(1, 17)
-#define XT_TIMEOUT_MS	10000	/* any single wait for a peer or a completion */
-#define XT_CHILD_SECS	40	/* a forked child's alarm() */
+#define XT_TIMEOUT_MS	30000	/* any single wait for a peer or a completion */
+#define XT_CHILD_SECS	80	/* a forked child's alarm() */
 #define XT_NAME_MAX	256
 #define XT_STASH_MAX	128
 

@@ -43,26 +43,41 @@ static const struct {
 };
 #define NABORTED ((int)(sizeof(aborted) / sizeof(aborted[0])))
 
-/* arg: the index in aborted[]. */
+enum recv_mode {
+	LATE,		/* the receive is posted after the sender closed */
+	PREPOSTED,	/* posted before the sender sent */
+	MULTI,		/* untagged, into a multi-recv buffer posted before */
+};
+
+static const char *const mode_names[] = { "late receive", "pre-posted receive",
+					  "multi-recv buffer" };
+
+/* arg: index in aborted[] * 2 + 1 if untagged. */
 static void aborting_sender(int sock, void *arg)
 {
-	int k = (int)(intptr_t)arg;
+	int k = (int)(intptr_t)arg / 2;
+	bool untagged = (int)(intptr_t)arg % 2;
 	size_t len = aborted[k].len;
 	struct xt_cfg cfg = xt_cfg_default();
 	char *buf = xt_alloc(len);
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct fi_context ctx;
-	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1, .tag = TAG_A,
-				     .context = &ctx };
+	struct fi_msg_tagged tmsg = { .msg_iov = &iov, .iov_count = 1, .tag = TAG_A,
+				      .context = &ctx };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .context = &ctx };
+	uint64_t flags = FI_COMPLETION | aborted[k].flags;
 	struct xt_comp c;
 	uint64_t t0, dt;
 	struct xt_ep x;
 
 	xt_open(&x, &cfg);
-	msg.addr = xt_exchange(&x, sock);
+	tmsg.addr = msg.addr = xt_exchange(&x, sock);
 	xt_fill(buf, len, 50, 0);
 	xt_wait(sock);
-	XT_POST(&x, fi_tsendmsg(x.ep, &msg, FI_COMPLETION | aborted[k].flags));
+	if (untagged)
+		XT_POST(&x, fi_sendmsg(x.ep, &msg, flags));
+	else
+		XT_POST(&x, fi_tsendmsg(x.ep, &tmsg, flags));
 	(void)xt_poll(x.tx, x.rx, 20, &c);	/* whatever happens, then close */
 	t0 = xt_now_ms();
 	xt_close(&x);
@@ -71,86 +86,261 @@ static void aborting_sender(int sock, void *arg)
 	free(buf);
 }
 
+struct abort_case {
+	int k;
+	bool progressing;
+	enum recv_mode mode;
+	size_t alen;
+	char *abuf;		/* LATE, PREPOSTED: the aborted message's receive */
+	char *mbuf;		/* MULTI */
+	size_t msize;
+	struct fi_context actx;
+	bool a_seen;		/* an entry for the aborted message was read */
+	int b_seen;
+};
+
+static const size_t new_lens[] = { 100, XSHM_BUF_SIZE, MiB, BIG };
+#define NB ((int)(sizeof(new_lens) / sizeof(new_lens[0])))
+
+/*
+ * One receive-side entry: the aborted message's (an error, or a success
+ * only if whole and intact, at most once) or one of the new sender's.
+ */
+static void abort_case_entry(struct abort_case *t, const struct xt_comp *c, char **bbuf)
+{
+	const char *what = aborted[t->k].what;
+	void *op = c->is_err ? c->err.op_context : c->e.op_context;
+
+	if (c->is_err) {
+		XT_ASSERT(op == &t->actx, "%s, %s: error %d (%s) for context %p", what,
+			  mode_names[t->mode], c->err.err, fi_strerror(abs(c->err.err)), op);
+		XT_ASSERT(!t->a_seen, "%s: two entries for the aborted message", what);
+		t->a_seen = true;
+		return;
+	}
+	if (t->mode == MULTI) {
+		const char *p = c->e.buf;
+
+		XT_ASSERT(op == &t->actx, "multi-recv: context %p", op);
+		XT_ASSERT(p >= t->mbuf && p + c->e.len <= t->mbuf + t->msize,
+			  "multi-recv: buf %p len %zu outside the buffer", c->e.buf, c->e.len);
+		if (c->e.len == t->alen && xt_mismatch(p, c->e.len, 50, 0) < 0) {
+			XT_ASSERT(!t->a_seen, "%s: two entries for the aborted message", what);
+			t->a_seen = true;
+			return;
+		}
+		for (int i = 0; i < NB; i++) {
+			if (new_lens[i] == c->e.len && xt_mismatch(p, c->e.len, 60 + (uint64_t)i, 0) < 0) {
+				t->b_seen++;
+				return;
+			}
+		}
+		XT_ASSERT(false, "%s, multi-recv: a successful completion of %zu bytes holding "
+			  "neither the aborted message whole nor a new one", what, c->e.len);
+	}
+	if (op == &t->actx) {
+		XT_ASSERT(!t->a_seen, "%s: two entries for the aborted message", what);
+		XT_ASSERT(c->e.len == t->alen, "%s, %s: the aborted message completed successfully "
+			  "with %zu of %zu bytes", what, mode_names[t->mode], c->e.len, t->alen);
+		XT_ASSERT(xt_mismatch(t->abuf, t->alen, 50, 0) < 0, "%s, %s: the aborted message "
+			  "completed successfully with wrong data at byte %zd", what,
+			  mode_names[t->mode], xt_mismatch(t->abuf, t->alen, 50, 0));
+		t->a_seen = true;
+		return;
+	}
+	for (int i = 0; i < NB; i++) {
+		if (op != bbuf[i])
+			continue;
+		XT_ASSERT(c->e.len == new_lens[i], "new message %d: len %zu, sent %zu", i,
+			  c->e.len, new_lens[i]);
+		XT_ASSERT_PATTERN(bbuf[i], new_lens[i], 60 + (uint64_t)i, 0);
+		t->b_seen++;
+		return;
+	}
+	XT_ASSERT(false, "a completion with an unknown context %p", op);
+}
+
+/*
+ * Loop index: aborted kind, then mode, with an idle receiver (the message
+ * is left half in its ring); then each kind with a progressing receiver and
+ * a late receive.
+ */
 START_TEST(sender_closing_with_a_large_send_in_flight_leaves_the_receiver_usable)
 {
-	bool progressing = _i % 2;
-	int k = _i / 2;
-	size_t alen = aborted[k].len;
-	static const size_t lens[] = { 100, XSHM_BUF_SIZE, MiB, BIG };
-	enum { NB = (int)(sizeof(lens) / sizeof(lens[0])) };
+	bool idle = _i < 3 * NABORTED;
+	struct abort_case t = { .k = _i % NABORTED, .progressing = !idle,
+				.mode = idle ? (enum recv_mode)(_i / NABORTED) : LATE };
+	bool untagged = t.mode == MULTI;
 	struct xt_cfg cfg = xt_cfg_default();
 	struct xt_burst_msg m[NB];
 	struct xt_burst_result res[NB];
-	char *abuf = xt_alloc(alen), *bbuf[NB];
-	struct fi_context actx;
-	bool a_done = false;
+	char *bbuf[NB] = { NULL };
 	struct xt_child a, b;
 	struct xt_comp c;
 	struct xt_ep x;
-	uint64_t dt;
+	uint64_t dt, end;
 
-	xt_spawn(&a, aborting_sender, (void *)(intptr_t)k);
+	t.alen = aborted[t.k].len;
+	if (t.mode == MULTI) {
+		cfg.caps |= FI_MULTI_RECV;
+		t.msize = t.alen + BIG + MiB + 2 * XSHM_BUF_SIZE;
+		t.mbuf = xt_alloc(t.msize);
+	} else {
+		t.abuf = xt_alloc(t.alen);
+		memset(t.abuf, 0, t.alen);
+	}
+	xt_spawn(&a, aborting_sender, (void *)(intptr_t)(t.k * 2 + untagged));
+	xt_spawn(&b, xt_burst_child, NULL);
+	xt_open(&x, &cfg);
+	xt_exchange(&x, a.sock);
+	xt_connect_sender(&x, &b, true);
+	if (t.mode == MULTI) {
+		struct iovec iov = { .iov_base = t.mbuf, .iov_len = t.msize };
+		struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+				      .context = &t.actx };
+
+		XT_POST(&x, fi_recvmsg(x.ep, &msg, FI_MULTI_RECV));
+	} else if (t.mode == PREPOSTED) {
+		xt_post_recv(&x, true, t.abuf, t.alen, FI_ADDR_UNSPEC, TAG_A, 0, &t.actx);
+	}
+	xt_signal(a.sock, 1);
+	dt = t.progressing ? xt_recv_u64_progress(a.sock, &x) : xt_recv_u64(a.sock);
+	xt_join(&a);
+	XT_ASSERT(dt < CLOSE_MS, "closing the sender with %s in flight took %llu ms",
+		  aborted[t.k].what, (unsigned long long)dt);
+	/* The aborted message: an error or nothing, or (only if it all arrived) intact. */
+	if (t.mode == LATE)
+		xt_post_recv(&x, true, t.abuf, t.alen, FI_ADDR_UNSPEC, TAG_A, 0, &t.actx);
+	while (xt_poll(x.rx, x.tx, 250, &c) == 0)
+		abort_case_entry(&t, &c, bbuf);
+	/* A new sender: every size arrives intact. */
+	for (int i = 0; i < NB; i++) {
+		m[i] = (struct xt_burst_msg){ .tagged = !untagged, .len = new_lens[i],
+					      .seed = 60 + (uint64_t)i, .tag = TAG_B,
+					      .flags = FI_COMPLETION };
+		if (untagged)
+			continue;
+		bbuf[i] = xt_alloc(new_lens[i]);
+		xt_post_recv(&x, true, bbuf[i], new_lens[i], FI_ADDR_UNSPEC, TAG_B, 0, bbuf[i]);
+	}
+	xt_burst_post(&x, &b, m, NB, WAIT_MS);
+	end = xt_now_ms() + WAIT_MS;
+	while (t.b_seen < NB && xt_now_ms() < end)
+		if (xt_poll(x.rx, x.tx, 100, &c) == 0)
+			abort_case_entry(&t, &c, bbuf);
+	XT_ASSERT(t.b_seen == NB, "%s, %s, receiver %s: %d of the new sender's %d messages "
+		  "arrived", aborted[t.k].what, mode_names[t.mode],
+		  t.progressing ? "progressing" : "idle", t.b_seen, NB);
+	xt_burst_results(&x, &b, res, NB);
+	for (int i = 0; i < NB; i++)
+		XT_ASSERT(res[i].completed && !res[i].is_err, "the new sender's send %d: "
+			  "completed %d, err %d", i, res[i].completed, res[i].err);
+	/* Only the aborted message's entry may still come. */
+	while (xt_poll(x.rx, x.tx, 100, &c) == 0)
+		abort_case_entry(&t, &c, bbuf);
+	xt_burst_quit(&x, &b);
+	xt_close(&x);
+	free(t.abuf);
+	free(t.mbuf);
+	for (int i = 0; i < NB; i++)
+		free(bbuf[i]);
+}
+END_TEST
+
+/*
+ * The receiver claims (FI_PEEK|FI_CLAIM) a 4 MiB message of which only part
+ * has arrived; then its sender closes.  The FI_CLAIM receive must end with
+ * an error, or not at all -- never a success with missing data -- and the
+ * receiver keeps working.
+ */
+static void claimed_sender(int sock, void *arg)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	char *buf = xt_alloc(BIG);
+	struct fi_context ctx;
+	uint64_t t0, dt;
+	struct xt_ep x;
+	fi_addr_t dst;
+
+	xt_open(&x, &cfg);
+	dst = xt_exchange(&x, sock);
+	xt_fill(buf, BIG, 51, 0);
+	xt_wait(sock);
+	XT_POST(&x, fi_tsend(x.ep, buf, BIG, NULL, dst, TAG_A, &ctx));
+	xt_signal(sock, 1);
+	xt_wait(sock);		/* claimed; not progressing meanwhile */
+	t0 = xt_now_ms();
+	xt_close(&x);
+	dt = xt_now_ms() - t0;
+	xt_send_u64(sock, dt);
+	free(buf);
+}
+
+START_TEST(claimed_message_whose_sender_closes_is_not_delivered_as_garbage)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct xt_burst_msg m = { .tagged = true, .len = MiB, .seed = 62, .tag = TAG_B,
+				  .flags = FI_COMPLETION };
+	struct xt_burst_result res;
+	struct fi_context claim;
+	struct iovec none = { 0 }, iov;
+	struct fi_msg_tagged msg = { .msg_iov = &none, .iov_count = 0, .addr = FI_ADDR_UNSPEC,
+				     .tag = TAG_A, .context = &claim };
+	char *abuf = xt_alloc(BIG), *bbuf = xt_alloc(MiB);
+	struct xt_child a, b;
+	struct xt_comp c;
+	struct xt_ep x;
+	uint64_t end, dt;
+
+	xt_spawn(&a, claimed_sender, NULL);
 	xt_spawn(&b, xt_burst_child, NULL);
 	xt_open(&x, &cfg);
 	xt_exchange(&x, a.sock);
 	xt_connect_sender(&x, &b, true);
 	xt_signal(a.sock, 1);
-	dt = progressing ? xt_recv_u64_progress(a.sock, &x) : xt_recv_u64(a.sock);
+	XT_ASSERT(xt_wait(a.sock) == 1, "the sender's signal");
+	end = xt_now_ms() + 2000;
+	for (;;) {
+		XT_POST(&x, fi_trecvmsg(x.ep, &msg, FI_PEEK | FI_CLAIM));
+		xt_expect_comp_ms(x.rx, x.tx, 2000, &c);
+		if (!c.is_err)
+			break;
+		XT_ASSERT(c.err.err == FI_ENOMSG, "peek error %d", c.err.err);
+		XT_ASSERT(xt_now_ms() < end, "the 4 MiB message was not found by a peek");
+	}
+	XT_ASSERT(c.e.len == BIG, "peek len %zu", c.e.len);
+	xt_signal(a.sock, 2);
+	dt = xt_recv_u64_progress(a.sock, &x);
 	xt_join(&a);
-	XT_ASSERT(dt < CLOSE_MS, "closing the sender with %s in flight took %llu ms",
-		  aborted[k].what, (unsigned long long)dt);
-	/* The aborted message: an error or nothing, or (only if it all arrived) intact. */
-	memset(abuf, 0, alen);
-	xt_post_recv(&x, true, abuf, alen, FI_ADDR_UNSPEC, TAG_A, 0, &actx);
-	if (xt_poll(x.rx, x.tx, 500, &c) == 0) {
-		a_done = true;
-		XT_ASSERT(c.is_err ? c.err.op_context == &actx : c.e.op_context == &actx,
-			  "a completion for a receive never posted");
-		if (!c.is_err) {
-			XT_ASSERT(c.e.len == alen, "%s: the aborted message completed successfully "
-				  "with %zu of %zu bytes", aborted[k].what, c.e.len, alen);
-			XT_ASSERT(xt_mismatch(abuf, alen, 50, 0) < 0, "%s: the aborted message "
-				  "completed successfully with wrong data at byte %zd",
-				  aborted[k].what, xt_mismatch(abuf, alen, 50, 0));
-		}
+	XT_ASSERT(dt < CLOSE_MS, "the sender's close took %llu ms", (unsigned long long)dt);
+	memset(abuf, 0, BIG);
+	iov = (struct iovec){ .iov_base = abuf, .iov_len = BIG };
+	msg.msg_iov = &iov;
+	msg.iov_count = 1;
+	XT_POST(&x, fi_trecvmsg(x.ep, &msg, FI_CLAIM));
+	if (xt_poll(x.rx, x.tx, 500, &c) == 0 && !c.is_err) {
+		XT_ASSERT(c.e.op_context == &claim, "completion context %p", c.e.op_context);
+		XT_ASSERT(c.e.len == BIG && xt_mismatch(abuf, BIG, 51, 0) < 0,
+			  "the claimed message of a closed sender completed successfully with "
+			  "len %zu, data differing at byte %zd", c.e.len,
+			  xt_mismatch(abuf, BIG, 51, 0));
 	}
-	/* A new sender: every size arrives intact. */
-	for (int i = 0; i < NB; i++) {
-		m[i] = (struct xt_burst_msg){ .tagged = true, .len = lens[i],
-					      .seed = 60 + (uint64_t)i, .tag = TAG_B,
-					      .flags = FI_COMPLETION };
-		bbuf[i] = xt_alloc(lens[i]);
-		xt_post_recv(&x, true, bbuf[i], lens[i], FI_ADDR_UNSPEC, TAG_B, 0, bbuf[i]);
+	xt_post_recv(&x, true, bbuf, MiB, FI_ADDR_UNSPEC, TAG_B, 0, bbuf);
+	xt_burst_post(&x, &b, &m, 1, WAIT_MS);
+	for (;;) {
+		xt_expect_comp_ms(x.rx, x.tx, WAIT_MS, &c);
+		if (c.e.op_context == bbuf)
+			break;
+		XT_ASSERT(false, "unexpected completion, context %p", c.e.op_context);
 	}
-	xt_burst_post(&x, &b, m, NB, WAIT_MS);
-	for (int n = 0; n < NB; n++) {
-		xt_wait_rx(&x, &c);
-		if (c.e.op_context == &actx) {
-			XT_ASSERT(false, "the aborted message completed successfully (len %zu) "
-				  "after its sender closed", c.e.len);
-		}
-		for (int i = 0; i < NB; i++) {
-			if (c.e.op_context != bbuf[i])
-				continue;
-			XT_ASSERT(c.e.len == lens[i], "message %d: len %zu, sent %zu", i, c.e.len,
-				  lens[i]);
-			XT_ASSERT_PATTERN(bbuf[i], lens[i], 60 + (uint64_t)i, 0);
-		}
-	}
-	xt_burst_results(&x, &b, res, NB);
-	for (int i = 0; i < NB; i++)
-		XT_ASSERT(res[i].completed && !res[i].is_err, "the new sender's send %d: "
-			  "completed %d, err %d", i, res[i].completed, res[i].err);
-	/* Only an error for the aborted message may still come. */
-	if (xt_poll(x.rx, x.tx, 100, &c) == 0)
-		XT_ASSERT(!a_done && c.is_err && c.err.op_context == &actx,
-			  "unexpected %s, context %p", c.is_err ? "error" : "completion",
-			  c.is_err ? c.err.op_context : c.e.op_context);
+	XT_ASSERT(c.e.len == MiB, "len %zu", c.e.len);
+	XT_ASSERT_PATTERN(bbuf, MiB, 62, 0);
+	xt_burst_results(&x, &b, &res, 1);
+	XT_ASSERT(res.completed && !res.is_err, "the new sender's send: err %d", res.err);
 	xt_burst_quit(&x, &b);
 	xt_close(&x);
 	free(abuf);
-	for (int i = 0; i < NB; i++)
-		free(bbuf[i]);
+	free(bbuf);
 }
 END_TEST
 
@@ -498,7 +688,8 @@ static Suite *close_suite(void)
 	tcase_set_timeout(snd, 30);
 	tcase_add_loop_test(snd,
 		sender_closing_with_a_large_send_in_flight_leaves_the_receiver_usable, 0,
-		2 * NABORTED);
+		3 * NABORTED + NABORTED);
+	tcase_add_test(snd, claimed_message_whose_sender_closes_is_not_delivered_as_garbage);
 	suite_add_tcase(s, snd);
 
 	tcase_set_timeout(rcv, 40);

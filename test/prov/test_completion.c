@@ -257,6 +257,7 @@ static const uint64_t wait_loop_flags[] = {
 	FI_INJECT | FI_DELIVERY_COMPLETE, FI_INJECT | FI_MATCH_COMPLETE,
 };
 static const size_t inject_wait_sizes[] = { 100, XSHM_INLINE_MAX + 1, 4096 };
+_Static_assert(sizeof(inject_wait_sizes) == sizeof(wait_sizes), "one count of sizes");
 
 START_TEST(delivery_and_match_complete_send_waits_for_the_receive)
 {
@@ -633,6 +634,34 @@ START_TEST(selective_completion_recv_entries_only_with_fi_completion)
 }
 END_TEST
 
+/* Errors are reported whether or not FI_COMPLETION was given. */
+START_TEST(selective_completion_still_reports_errors)
+{
+	struct xt_burst_msg m = bmsg(true, 150, 105, TAG, FI_COMPLETION);
+	char small[50];
+	struct iovec iov = { .iov_base = small, .iov_len = sizeof(small) };
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC,
+				     .tag = TAG, .context = small };
+	struct xt_burst_result res;
+	struct pair p = { 0 };
+	struct xt_comp c;
+
+	p.cfg = xt_cfg_default();
+	p.cfg.rx_bind_flags = FI_SELECTIVE_COMPLETION;
+	pair_start(&p, NULL);
+	XT_POST(&p.x, fi_trecvmsg(p.x.ep, &msg, 0));
+	xt_burst_post(&p.x, &p.c, &m, 1, WAIT_MS);
+	if (xt_poll(p.x.rx, p.x.tx, 3000, &c) != 0)
+		XT_ASSERT(false, "a truncated receive posted without FI_COMPLETION reported no error");
+	XT_ASSERT(c.is_err && c.err.err == FI_ETRUNC, "expected an FI_ETRUNC error, got %s %d",
+		  c.is_err ? "error" : "a completion, err", c.is_err ? c.err.err : 0);
+	XT_ASSERT(c.err.op_context == small, "error context %p", c.err.op_context);
+	xt_burst_results(&p.x, &p.c, &res, 1);
+	XT_ASSERT(res.completed, "no send completion");
+	pair_stop(&p);
+}
+END_TEST
+
 /* ---- FI_REMOTE_CQ_DATA together with the other flags ---- */
 
 static const uint64_t data_flags[] = {
@@ -770,6 +799,7 @@ static Suite *completion_suite(void)
 	tcase_set_timeout(sel, 30);
 	tcase_add_test(sel, selective_completion_send_entries_only_with_fi_completion);
 	tcase_add_test(sel, selective_completion_recv_entries_only_with_fi_completion);
+	tcase_add_test(sel, selective_completion_still_reports_errors);
 	suite_add_tcase(s, sel);
 
 	tcase_set_timeout(gi, 10);

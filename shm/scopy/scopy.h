@@ -1,0 +1,36 @@
+/*
+ * Single-copy engines: the receiver of a large message pulls the data
+ * straight from the sender's buffers into its own, one copy in all.
+ *
+ * Each engine is a small module behind this table (cma.c; xpmem would be a
+ * sibling file), probed once: an engine that the kernel, a ptrace policy or
+ * a seccomp filter denies is not offered, and xshm falls back to its
+ * pipelined copy through bounce buffers.
+ */
+#ifndef XSHM_SHM_SCOPY_H
+#define XSHM_SHM_SCOPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct xshm_scopy {
+	const char *name;
+	/* 0 when this process can pull from, and be pulled by, its peers. */
+	int (*probe)(void);
+	/*
+	 * Copies len bytes from the remote iov of process pid into the local
+	 * iov.  Returns 0, or a negative errno (-ESRCH: the sender is gone,
+	 * -EFAULT: its buffers are not mapped).
+	 */
+	int (*pull)(pid_t pid, const struct iovec *local, size_t nlocal,
+		    const struct iovec *remote, size_t nremote, size_t len);
+};
+
+extern const struct xshm_scopy xshm_scopy_cma;
+
+/* The first usable engine (probed once per process), or NULL. */
+const struct xshm_scopy *xshm_scopy_select(void);
+
+#endif

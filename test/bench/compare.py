@@ -1,0 +1,376 @@
+#!/usr/bin/env python3
+"""Compares two libfabric providers (default xshm and shm) side by side.
+
+Run through test/bench/compare.sh, which builds first and sets
+FI_PROVIDER_PATH.  For each repetition it runs every benchmark of
+test/bench/ once with both providers in the same processes: each program
+measures every size for both providers back to back, alternating which goes
+first, and the script alternates the order between repetitions too.  It
+prints, per benchmark and size, the median of each provider, their ratio
+(first / second), the target where one applies and whether it is met, and
+writes raw.csv, summary.csv and one PNG per benchmark under the results
+directory.  It also reports the shared memory each provider's endpoint maps
+with 1 and with several peers (incast -M).
+"""
+import argparse
+import csv
+import os
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+KIB, MIB = 1024, 1024 * 1024
+
+# (low, high, bound): the ratio first/second must be <= bound (latency) or
+# >= bound (throughput) for sizes low..high inclusive.
+TARGETS = {
+    "latency": [(8, 1 * KIB, 0.6), (4 * KIB, 4 * KIB, 0.9), (8 * KIB, 8 * KIB, 0.45),
+                (16 * KIB, 16 * KIB, 0.6), (64 * KIB, 1 << 62, 1.0)],
+    "bandwidth": [(8, 8, 3.0), (64, 1 * KIB, 2.0), (1 * MIB, 4 * MIB, 1.0)],
+    "msgrate": [(8, 8, 3.0)],
+    "incast": [],
+}
+LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False}
+UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s"}
+TITLES = {
+    "latency": "tagged ping-pong latency, one way (us, lower is better)",
+    "bandwidth": "tagged streaming bandwidth, window 64 (MB/s, higher is better)",
+    "msgrate": "tagged message rate, window 64 (Mmsg/s, higher is better)",
+    "incast": "incast, {n} senders to 1 receiver, aggregate (MB/s, higher is better)",
+}
+MEM_LIMIT_KIB = 4 * 1024
+
+
+def fmt_size(s):
+    if s >= MIB and s % MIB == 0:
+        return "%dM" % (s // MIB)
+    if s >= KIB and s % KIB == 0:
+        return "%dK" % (s // KIB)
+    return str(s)
+
+
+def fmt_val(v):
+    if v is None:
+        return "-"
+    if v >= 1000:
+        return "%.0f" % v
+    if v >= 10:
+        return "%.1f" % v
+    return "%.3f" % v
+
+
+def target_for(bench, size):
+    for lo, hi, bound in TARGETS[bench]:
+        if lo <= size <= hi:
+            return bound
+    return None
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.failures = []
+
+    def run(self, argv, what):
+        """Runs one benchmark program; returns its stdout lines, or None."""
+        try:
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True, start_new_session=True)
+        except OSError as e:
+            self.failures.append("%s: %s" % (what, e))
+            return None
+        try:
+            out, err = p.communicate(timeout=self.args.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            msg = "%s: no result after %d s (hang?): %s" % (what, self.args.timeout,
+                                                           shlex.join(argv))
+            self.failures.append(msg)
+            print("  FAILED " + msg, file=sys.stderr)
+            return None
+        if p.returncode != 0:
+            msg = "%s: exit status %d: %s: %s" % (what, p.returncode, shlex.join(argv),
+                                                  err.strip().replace("\n", " / "))
+            self.failures.append(msg)
+            print("  FAILED " + msg, file=sys.stderr)
+            return None
+        return [l for l in out.splitlines() if l and not l.startswith("#")]
+
+
+def bench_argv(args, bench, provs):
+    argv = [os.path.join(BENCH_DIR, bench), "-p", ",".join(provs), "-r", "1",
+            "-t", str(args.max_point_ms)]
+    if args.yield_cpu:
+        argv.append("-y")
+    if args.mean:
+        argv.append("-a")
+    if args.bind and bench != "incast":
+        argv.append("-b")
+    if bench in ("latency", "bandwidth") and args.sizes:
+        argv += ["-s", args.sizes]
+    if bench == "incast":
+        argv += ["-n", str(args.senders)]
+        if args.incast_sizes:
+            argv += ["-s", args.incast_sizes]
+    return argv
+
+
+def measure(args, runner, benches, raw):
+    start = time.time()
+    for rep in range(args.reps):
+        provs = args.provs if rep % 2 == 0 else args.provs[::-1]
+        print("repetition %d/%d (%s first, %.0f s so far)" %
+              (rep + 1, args.reps, provs[0], time.time() - start), file=sys.stderr)
+        for bench in benches:
+            lines = runner.run(bench_argv(args, bench, provs), bench)
+            for line in lines or []:
+                f = line.split()
+                raw.append({"bench": bench, "provider": f[0], "size": int(f[1]),
+                            "rep": rep, "value": float(f[3]), "unit": UNITS[bench]})
+    return time.time() - start
+
+
+def summarize(args, bench, raw):
+    a, b = args.provs
+    vals = {}
+    for r in raw:
+        if r["bench"] == bench:
+            vals.setdefault(r["size"], {}).setdefault(r["provider"], []).append(r["value"])
+    rows, prev = [], {}
+    for size in sorted(vals):
+        med = {p: statistics.median(vals[size][p]) if vals[size].get(p) else None
+               for p in (a, b)}
+        ratio = med[a] / med[b] if med[a] and med[b] else None
+        bound = target_for(bench, size)
+        met = None
+        if bound is not None and ratio is not None:
+            met = ratio <= bound if LOWER_IS_BETTER[bench] else ratio >= bound
+        # bytes per microsecond of the first provider, against the next smaller size
+        step = {a: None, b: None}
+        for p in (a, b):
+            if bench in ("latency", "bandwidth") and med[p]:
+                bpus = size / med[p] if bench == "latency" else med[p]
+                if p in prev:
+                    step[p] = bpus / prev[p]
+                prev[p] = bpus
+        rows.append({"bench": bench, "size": size, "n": min(len(vals[size].get(p, []))
+                                                            for p in (a, b)),
+                     "median_" + a: med[a], "median_" + b: med[b], "ratio": ratio,
+                     "target": bound, "met": met, "step_" + a: step[a],
+                     "step_" + b: step[b]})
+    return rows
+
+
+def print_table(args, bench, rows):
+    a, b = args.provs
+    better = "<=" if LOWER_IS_BETTER[bench] else ">="
+    title = TITLES[bench].format(n=args.senders)
+    print("\n## %s: %s" % (bench, title))
+    head = "%8s %10s %10s %7s %8s %4s" % ("size", a, b, "ratio", "target", "ok")
+    if bench in ("latency", "bandwidth"):
+        head += "  B/us vs previous size: %s (%s)" % (a, b)
+    print(head)
+    for r in rows:
+        tgt = "%s%.2f" % (better, r["target"]) if r["target"] is not None else "-"
+        ok = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
+        line = "%8s %10s %10s %7s %8s %4s" % (
+            fmt_size(r["size"]), fmt_val(r["median_" + a]), fmt_val(r["median_" + b]),
+            "%.2f" % r["ratio"] if r["ratio"] is not None else "-", tgt, ok)
+        if r["step_" + a] is not None:
+            line += "  %.2f (%s)%s" % (r["step_" + a], "%.2f" % r["step_" + b]
+                                       if r["step_" + b] is not None else "-",
+                                       "  CLIFF (< 0.9)" if r["step_" + a] < 0.9 else "")
+        print(line)
+
+
+def plot(args, bench, rows, raw, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    a, b = args.provs
+    sizes = [r["size"] for r in rows]
+    fig, (top, bot) = plt.subplots(2, 1, figsize=(9, 7), sharex=len(rows) > 1,
+                                   gridspec_kw={"height_ratios": [3, 2]})
+    for p, colour in ((a, "tab:blue"), (b, "tab:orange")):
+        pts = [(r["size"], r["value"]) for r in raw if r["bench"] == bench and
+               r["provider"] == p]
+        if pts:
+            top.scatter(*zip(*pts), s=6, alpha=0.25, color=colour)
+        top.plot(sizes, [r["median_" + p] for r in rows], "o-", ms=3, color=colour,
+                 label="%s (median)" % p)
+    top.set_xscale("log", base=2)
+    top.set_yscale("log")
+    top.set_ylabel(UNITS[bench])
+    top.set_title(TITLES[bench].format(n=args.senders))
+    top.grid(True, which="both", alpha=0.3)
+    top.legend()
+    bot.plot(sizes, [r["ratio"] for r in rows], "o-", ms=3, color="black",
+             label="%s / %s" % (a, b))
+    tgt = [(r["size"], r["target"]) for r in rows if r["target"] is not None]
+    if tgt:
+        bot.scatter(*zip(*tgt), marker="_", s=200, color="red", label="target")
+    bot.axhline(1.0, color="grey", lw=0.8)
+    bot.set_xscale("log", base=2)
+    bot.set_yscale("log")
+    bot.set_xlabel("message size (bytes)")
+    bot.set_ylabel("ratio %s / %s" % (a, b))
+    bot.grid(True, which="both", alpha=0.3)
+    bot.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def memory(args, runner):
+    """incast -M: what rank 0 (the receiver, n peers) and rank 1 (a sender) map."""
+    rows = []
+    for n in args.mem_peers:
+        for p in args.provs:
+            argv = [os.path.join(BENCH_DIR, "incast"), "-M", "-p", p, "-n", str(n),
+                    "-s", "8,4K,64K,1M"]
+            for line in runner.run(argv, "memory %s %d peers" % (p, n)) or []:
+                f = line.split()
+                if f[0] == "mem" and int(f[2]) <= 1:
+                    rows.append({"provider": p, "n": n, "rank": int(f[2]),
+                                 "peers": int(f[3]),
+                                 "own_kib": int(f[4]), "own_rss_kib": int(f[5]),
+                                 "all_kib": int(f[6]), "all_rss_kib": int(f[7]),
+                                 "mappings": int(f[8])})
+    print("\n## memory: shared memory mapped by one process, KiB (own: the files it "
+          "created, as mapped now;\n## all: own and peers'; mappings: count)")
+    print("%8s %5s | %-30s | %-24s | %s" % ("", "", "receiver (rank 0, n peers)",
+                                           "a sender (rank 1)", ""))
+    print("%8s %5s | %7s %7s %7s %6s | %7s %7s %8s | %s" % (
+        "provider", "n", "own", "own_rss", "all", "maps", "own", "all", "maps",
+        "own <= 4 MiB and not growing"))
+    base = {}
+    for p in args.provs:
+        for n in args.mem_peers:
+            rx = [r for r in rows if r["provider"] == p and r["peers"] == n and r["rank"] == 0]
+            tx = [r for r in rows if r["provider"] == p and r["n"] == n and r["rank"] == 1]
+            if not rx or not tx:
+                continue
+            rx, tx = rx[0], tx[0]
+            base.setdefault(p, rx["own_kib"])
+            ok = max(rx["own_kib"], tx["own_kib"]) <= MEM_LIMIT_KIB and \
+                rx["own_kib"] <= base[p]
+            print("%8s %5d | %7d %7d %7d %6d | %7d %7d %8d | %s" % (
+                p, n, rx["own_kib"], rx["own_rss_kib"], rx["all_kib"], rx["mappings"],
+                tx["own_kib"], tx["all_kib"], tx["mappings"], "yes" if ok else "NO"))
+    return rows
+
+
+def write_csv(path, rows):
+    if not rows:
+        return
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-r", "--reps", type=int, default=40,
+                    help="repetitions of every benchmark (default 40: a few minutes)")
+    ap.add_argument("-o", "--out", help="results directory (default "
+                    "bench-results/<date-time>)")
+    ap.add_argument("-b", "--bench", default="latency,bandwidth,msgrate,incast,memory",
+                    help="benchmarks to run (default all: "
+                    "latency,bandwidth,msgrate,incast,memory)")
+    ap.add_argument("-p", "--provs", default="xshm,shm",
+                    help="the two providers; ratio = first / second (default xshm,shm)")
+    ap.add_argument("-s", "--sizes", help="latency and bandwidth sizes, as the "
+                    "programs' -s (default 1 B to 4 MiB and the thresholds)")
+    ap.add_argument("--incast-sizes", help="incast sizes (default 8,256,4K,16K,64K,1M)")
+    ap.add_argument("-n", "--senders", type=int, default=4,
+                    help="incast senders (default 4)")
+    ap.add_argument("--mem-peers", default="1,4,8",
+                    help="peer counts for the memory report (default 1,4,8)")
+    ap.add_argument("-t", "--max-point-ms", type=int, default=200,
+                    help="a point ends early after this long (default 200)")
+    ap.add_argument("-y", "--yield-cpu", action="store_true",
+                    help="the programs yield the CPU when idle (for a crowded machine)")
+    ap.add_argument("-a", "--mean", action="store_true",
+                    help="each point's value from its whole duration, not from its "
+                    "median block (8 round trips, or one window)")
+    ap.add_argument("--no-bind", dest="bind", action="store_false",
+                    help="do not bind the two processes of latency, bandwidth and "
+                    "msgrate to different CPUs")
+    ap.add_argument("--timeout", type=int, default=300,
+                    help="seconds before one program run counts as hung (default 300)")
+    args = ap.parse_args()
+    args.provs = args.provs.split(",")
+    if len(args.provs) != 2:
+        ap.error("--provs takes two providers")
+    args.mem_peers = [int(n) for n in args.mem_peers.split(",")]
+    benches = args.bench.split(",")
+    for bench in benches:
+        if bench not in TARGETS and bench != "memory":
+            ap.error("unknown benchmark %s" % bench)
+    command = os.environ.get("XSHM_BENCH_COMMAND") or shlex.join(sys.argv)
+    out = args.out or os.path.join("bench-results", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+
+    print("# command: %s" % command)
+    print("# %s, %d CPUs, load average %s, FI_PROVIDER_PATH=%s" % (
+        time.strftime("%Y-%m-%d %H:%M:%S"), os.cpu_count(),
+        " ".join("%.2f" % x for x in os.getloadavg()), os.environ.get("FI_PROVIDER_PATH")))
+    if os.getloadavg()[0] > os.cpu_count():
+        print("# WARNING: load average above the number of CPUs: other work competes "
+              "with the benchmarks' busy polling; consider -y or a quieter moment")
+    print("# medians of %d repetitions; ratio = %s / %s; every point of every "
+          "repetition measures both providers back to back" % (args.reps, *args.provs))
+    sys.stdout.flush()
+
+    runner = Runner(args)
+    raw = []
+    timed = [b for b in benches if b != "memory"]
+    elapsed = measure(args, runner, timed, raw) if timed else 0
+    summary = []
+    met = total = 0
+    cliffs = []
+    for bench in timed:
+        rows = summarize(args, bench, raw)
+        if not rows:
+            continue
+        summary += rows
+        print_table(args, bench, rows)
+        for r in rows:
+            if r["met"] is not None:
+                total += 1
+                met += r["met"]
+            st = r["step_" + args.provs[0]]
+            if st is not None and st < 0.9:
+                cliffs.append("%s at %s (%.2f)" % (bench, fmt_size(r["size"]), st))
+        png = os.path.join(out, bench + ".png")
+        try:
+            plot(args, bench, rows, raw, png)
+        except ImportError as e:
+            print("# no plot (%s): install python3-matplotlib" % e)
+    mem = memory(args, runner) if "memory" in benches else []
+
+    write_csv(os.path.join(out, "raw.csv"), raw)
+    write_csv(os.path.join(out, "summary.csv"), summary)
+    write_csv(os.path.join(out, "memory.csv"), mem)
+    print("\n# targets met: %d of %d; %s cliffs (%s B/us below 0.9 of the next smaller "
+          "size): %s" % (met, total, args.provs[0], args.provs[0],
+                         ", ".join(cliffs) if cliffs else "none"))
+    print("# %.0f s of measurements; raw data, summary and plots in %s/" % (elapsed, out))
+    print("# command: %s" % command)
+    if runner.failures:
+        print("# FAILURES:")
+        for f in runner.failures:
+            print("#   " + f)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

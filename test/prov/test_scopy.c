@@ -1,0 +1,944 @@
+/*
+ * Single copy: a message larger than FI_XSHM_SCOPY_THRESHOLD (32768 bytes by
+ * default) travels as one RTS naming the sender's buffers; the receiver pulls
+ * them (process_vm_readv) once the message is matched and acks, and only then
+ * does the send complete.
+ *
+ * Covered: sizes around the threshold, expected and unexpected, tagged and
+ * untagged; iov shapes with page-unaligned buffers on both sides and
+ * truncation; a sender that exits, unmaps its buffers, or closes its
+ * endpoint before the pull; FI_XSHM_CMA=0 (bounce buffers instead); a moved
+ * threshold; ordering across protocols; FI_PEEK | FI_CLAIM of a held RTS;
+ * FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
+ *
+ * Which protocol carried an unexpected message is observed from the sender:
+ * through bounce buffers its send completes while the receive is not yet
+ * posted; pulled, it completes only after the receive is posted.
+ */
+#include "harness.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define TAG		0x5c09e00000000a11ULL
+#define THRESHOLD	32768		/* the documented default */
+#define KiB		((size_t)1 << 10)
+#define MiB		((size_t)1 << 20)
+#define MAX_IOV		8
+#define CANARY		0x5a
+#define CANARY_TAIL	64
+#define HELD_MS		150		/* how long an unexpected pulled send must stay pending */
+#define EARLY_MS	8000		/* how long a bounced send may take to complete */
+#define FAIL_MS		5000		/* a failed pull must be reported within this */
+#define CHILD_WAIT_MS	8000		/* a child's wait for its send completion */
+
+static int held_ms_override;	/* replaces HELD_MS when set */
+
+/* ---- buffers: one mapping per iov entry, at an offset, canaries around ---- */
+
+struct seg {
+	unsigned char *map;
+	size_t maplen, off, len;
+};
+
+struct segs {
+	size_t n, total;
+	struct seg s[MAX_IOV];
+	struct iovec iov[MAX_IOV];
+};
+
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static void segs_alloc(struct segs *v, size_t n, const size_t *len, const size_t *off)
+{
+	size_t pg = page_size();
+
+	XT_ASSERT(n >= 1 && n <= MAX_IOV, "%zu iov entries", n);
+	memset(v, 0, sizeof(*v));
+	v->n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct seg *s = &v->s[i];
+
+		s->off = off ? off[i] : 0;
+		s->len = len[i];
+		s->maplen = (s->off + s->len + CANARY_TAIL + pg - 1) / pg * pg;
+		s->map = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		XT_ASSERT(s->map != MAP_FAILED, "mmap of %zu bytes", s->maplen);
+		memset(s->map, CANARY, s->maplen);
+		v->iov[i] = (struct iovec){ s->map + s->off, s->len };
+		v->total += s->len;
+	}
+}
+
+static void segs_free(struct segs *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->s[i].map)
+			munmap(v->s[i].map, v->s[i].maplen);
+	memset(v, 0, sizeof(*v));
+}
+
+/* The message is xt_fill(seed) over its whole length, split across entries. */
+static void segs_fill(struct segs *v, uint64_t seed)
+{
+	size_t pos = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		xt_fill(v->iov[i].iov_base, v->s[i].len, seed, pos);
+		pos += v->s[i].len;
+	}
+}
+
+/*
+ * The first nbytes across the entries carry the message; nothing outside
+ * the entries (offset bytes before, canary bytes after) was written.
+ */
+static void segs_check(const struct segs *v, size_t nbytes, uint64_t seed, const char *what)
+{
+	size_t pos = 0;
+
+	for (size_t i = 0; i < v->n; i++) {
+		const struct seg *s = &v->s[i];
+		size_t n = nbytes - pos < s->len ? nbytes - pos : s->len;
+		ssize_t bad = xt_mismatch(s->map + s->off, n, seed, pos);
+
+		XT_ASSERT(bad < 0, "%s: data differs at byte %zu of the message (entry %zu, "
+			  "byte %zd of %zu)", what, pos + (size_t)bad, i, bad, s->len);
+		for (size_t b = 0; b < s->off; b++)
+			XT_ASSERT(s->map[b] == CANARY, "%s: byte %zu before entry %zu written",
+				  what, s->off - b, i);
+		for (size_t b = s->off + s->len; b < s->maplen; b++)
+			XT_ASSERT(s->map[b] == CANARY, "%s: byte %zu after entry %zu written",
+				  what, b - s->off - s->len, i);
+		pos += n;
+	}
+	XT_ASSERT(pos == nbytes, "%s: only %zu of %zu bytes fit the entries", what, pos, nbytes);
+}
+
+/* ---- a sending child with full control of its buffers and its fate ---- */
+
+enum sc_mode {
+	SC_SEND = 1,	/* post, report, wait for the completion, report */
+	SC_EXIT,	/* post, report, _exit(0) without closing anything */
+	SC_UNMAP,	/* post, unmap the buffers, report, wait, report */
+	SC_CLOSE,	/* post, close the endpoint, overwrite the buffers, report,
+			   then wait for a byte and return (the child exits) */
+	SC_QUIT,
+};
+
+struct sc_cmd {
+	enum sc_mode mode;
+	bool tagged;
+	uint64_t flags;		/* 0: fi_sendv / fi_tsendv; else (t)sendmsg with these */
+	uint64_t seed, tag;
+	size_t niov;
+	size_t len[MAX_IOV], off[MAX_IOV];
+	int early_ms;		/* > 0: first report whether it completes within this */
+};
+
+struct sc_result {
+	bool completed, is_err, context_ok;
+	int err;
+	uint64_t flags;
+	uint64_t time_ms;	/* xt_now_ms() in the child when the completion was read */
+};
+
+struct sc_arg {
+	struct xt_cfg cfg;
+	bool deferred;		/* open the endpoint only when the parent says so */
+};
+
+static ssize_t sc_post_send(struct xt_ep *x, fi_addr_t dst, const struct sc_cmd *cmd,
+			    struct segs *v, void *ctx)
+{
+	struct fi_msg_tagged tmsg = {
+		.msg_iov = v->iov, .iov_count = v->n, .addr = dst, .tag = cmd->tag,
+		.context = ctx,
+	};
+	struct fi_msg msg = {
+		.msg_iov = v->iov, .iov_count = v->n, .addr = dst, .context = ctx,
+	};
+
+	if (!cmd->flags)
+		return cmd->tagged ? fi_tsendv(x->ep, v->iov, NULL, v->n, dst, cmd->tag, ctx)
+				   : fi_sendv(x->ep, v->iov, NULL, v->n, dst, ctx);
+	return cmd->tagged ? fi_tsendmsg(x->ep, &tmsg, cmd->flags)
+			   : fi_sendmsg(x->ep, &msg, cmd->flags);
+}
+
+static struct sc_result sc_outcome(struct xt_ep *x, int ms, void *ctx)
+{
+	struct sc_result r = { 0 };
+	struct xt_comp c;
+
+	if (xt_poll(x->tx, x->rx, ms, &c) != 0)
+		return r;
+	r.completed = true;
+	r.is_err = c.is_err;
+	r.err = c.is_err ? c.err.err : 0;
+	r.flags = c.is_err ? c.err.flags : c.e.flags;
+	r.context_ok = (c.is_err ? c.err.op_context : c.e.op_context) == ctx;
+	r.time_ms = xt_now_ms();
+	return r;
+}
+
+/* Waits for the parent's go, up to 30 s, without a fabric object open. */
+static void sc_wait_go(int sock)
+{
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+
+	XT_ASSERT(poll(&pfd, 1, 30000) == 1, "no go from the parent");
+	xt_wait(sock);
+}
+
+static void sc_run(struct xt_ep *x, fi_addr_t dst, int sock, const struct sc_cmd *cmd)
+{
+	struct sc_result r = { 0 };
+	struct segs v;
+	char ctx;
+	ssize_t rc;
+
+	segs_alloc(&v, cmd->niov, cmd->len, cmd->off);
+	segs_fill(&v, cmd->seed);
+	rc = XT_RETRY(x, sc_post_send(x, dst, cmd, &v, &ctx));
+	if (rc == 0 && (cmd->flags & FI_INJECT))
+		for (size_t i = 0; i < v.n; i++)
+			memset(v.iov[i].iov_base, 0xee, v.s[i].len);
+	if (rc == 0 && cmd->mode == SC_UNMAP)
+		segs_free(&v);
+	if (cmd->mode != SC_CLOSE || rc)
+		xt_send_u64(sock, (uint64_t)rc);
+	if (cmd->mode == SC_EXIT)
+		_exit(0);	/* no close, no free: the receiver finds us gone */
+	if (cmd->mode == SC_CLOSE && rc == 0) {
+		/* The send is dropped with the endpoint: its buffers are ours again. */
+		xt_close(x);
+		for (size_t i = 0; i < v.n; i++)
+			memset(v.iov[i].iov_base, 0xee, v.s[i].len);
+		xt_send_u64(sock, 0);
+		sc_wait_go(sock);
+		segs_free(&v);
+		return;
+	}
+	if (rc == 0) {
+		if (cmd->early_ms > 0) {
+			r = sc_outcome(x, cmd->early_ms, &ctx);
+			xt_write_bytes(sock, &r, sizeof(r));
+		}
+		if (!r.completed)
+			r = sc_outcome(x, CHILD_WAIT_MS, &ctx);
+		xt_write_bytes(sock, &r, sizeof(r));
+	}
+	segs_free(&v);
+}
+
+static void sc_child(int sock, void *arg)
+{
+	struct sc_arg dflt = { .cfg = xt_cfg_default() };
+	struct sc_arg *a = arg ? arg : &dflt;
+	char parent[XT_NAME_MAX];
+	struct sc_cmd cmd;
+	struct xt_ep x;
+	fi_addr_t dst;
+
+	if (a->deferred)
+		sc_wait_go(sock);
+	xt_open(&x, &a->cfg);
+	xt_send_name(sock, &x);
+	xt_recv_name(sock, parent);
+	dst = xt_av_insert(&x, parent);
+	for (;;) {
+		xt_read_progress(sock, &cmd, sizeof(cmd), &x);
+		if (cmd.mode == SC_QUIT)
+			break;
+		sc_run(&x, dst, sock, &cmd);
+		if (cmd.mode == SC_CLOSE)
+			return;	/* closed by sc_run */
+	}
+	xt_close(&x);
+}
+
+/* Parent side.  progress: read the child's answer while progressing x. */
+static void sc_post(struct xt_ep *x, struct xt_child *c, const struct sc_cmd *cmd, bool progress)
+{
+	size_t total = 0;
+	int64_t rc;
+
+	for (size_t i = 0; i < cmd->niov; i++)
+		total += cmd->len[i];
+	xt_write_bytes(c->sock, cmd, sizeof(*cmd));
+	rc = (int64_t)(progress ? xt_recv_u64_progress(c->sock, x) : xt_recv_u64(c->sock));
+	XT_ASSERT(rc == 0, "the child's send of %zu bytes in %zu entries returned %lld (%s)",
+		  total, cmd->niov, (long long)rc, xt_strerror(rc));
+}
+
+static struct sc_result sc_result(struct xt_ep *x, struct xt_child *c)
+{
+	struct sc_result r;
+
+	xt_read_progress(c->sock, &r, sizeof(r), x);
+	return r;
+}
+
+static void sc_quit(struct xt_ep *x, struct xt_child *c)
+{
+	struct sc_cmd cmd = { .mode = SC_QUIT };
+
+	xt_write_bytes(c->sock, &cmd, sizeof(cmd));
+	xt_join(c);
+	(void)x;
+}
+
+/* One receiver (the test process) and one sc_child. */
+struct rig {
+	struct xt_cfg cfg;
+	struct sc_arg arg;
+	struct xt_ep x;
+	struct xt_child a;
+	fi_addr_t fa;
+};
+
+static void rig_start(struct rig *r, uint64_t child_tx_op_flags)
+{
+	r->cfg = xt_cfg_default();
+	r->arg = (struct sc_arg){ .cfg = xt_cfg_default() };
+	r->arg.cfg.tx_op_flags = child_tx_op_flags;
+	xt_spawn(&r->a, sc_child, &r->arg);
+	xt_open(&r->x, &r->cfg);
+	XT_ASSERT(xt_rx_iov_limit(&r->x) >= MAX_IOV, "rx iov_limit %zu",
+		  xt_rx_iov_limit(&r->x));
+	r->fa = xt_connect_sender(&r->x, &r->a, true);
+}
+
+static void rig_stop(struct rig *r)
+{
+	sc_quit(&r->x, &r->a);
+	xt_close(&r->x);
+}
+
+/* ---- one transfer, checked from both ends ---- */
+
+enum early {
+	EARLY_ANY,	/* not checked: the receiver just progresses a moment */
+	EARLY_DONE,	/* bounce buffers: the send completes before the receive is posted */
+	EARLY_HELD,	/* pulled: the send stays pending until the receive is posted */
+};
+
+struct xfer {
+	const char *name;
+	size_t sniov, slen[MAX_IOV], soff[MAX_IOV];
+	size_t rniov, rlen[MAX_IOV], roff[MAX_IOV];
+};
+
+static void post_recvv(struct xt_ep *x, bool tagged, struct segs *v, void *ctx)
+{
+	if (tagged)
+		XT_POST(x, fi_trecvv(x->ep, v->iov, NULL, v->n, FI_ADDR_UNSPEC, TAG, 0, ctx));
+	else
+		XT_POST(x, fi_recvv(x->ep, v->iov, NULL, v->n, FI_ADDR_UNSPEC, ctx));
+}
+
+static const char *early_name(enum early e)
+{
+	return e == EARLY_DONE ? "bounced" : e == EARLY_HELD ? "pulled" : "";
+}
+
+/*
+ * The child sends t's sender entries; we receive into t's receiver entries,
+ * posted before (expected) or after (unexpected) the send.  Checks the
+ * receive completion (or the FI_ETRUNC error), every byte, the canaries, and
+ * the send's completion.  send_flags: 0 for fi_(t)sendv.
+ */
+static void transfer(struct xt_ep *x, struct xt_child *child, const struct xfer *t,
+		     bool tagged, bool unexpected, enum early early, uint64_t send_flags,
+		     uint64_t seed)
+{
+	uint64_t kind = tagged ? FI_TAGGED : FI_MSG;
+	struct sc_cmd cmd = {
+		.mode = SC_SEND, .tagged = tagged, .flags = send_flags, .seed = seed,
+		.tag = TAG, .niov = t->sniov,
+	};
+	struct sc_result res;
+	uint64_t t_post = 0;
+	struct segs v;
+	size_t total = 0;
+	struct xt_comp c;
+	char what[160];
+
+	for (size_t i = 0; i < t->sniov; i++) {
+		cmd.len[i] = t->slen[i];
+		cmd.off[i] = t->soff[i];
+		total += t->slen[i];
+	}
+	snprintf(what, sizeof(what), "%s%s%zu bytes, %s, %s, %zu into %zu entries",
+		 t->name ? t->name : "", t->name ? ": " : "", total,
+		 tagged ? "tagged" : "untagged", unexpected ? "unexpected" : "expected",
+		 t->sniov, t->rniov);
+	segs_alloc(&v, t->rniov, t->rlen, t->roff);
+	if (unexpected && early != EARLY_ANY)
+		cmd.early_ms = early == EARLY_DONE ? EARLY_MS
+			       : held_ms_override ? held_ms_override : HELD_MS;
+	if (!unexpected)
+		post_recvv(x, tagged, &v, &v);
+	sc_post(x, child, &cmd, true);
+	if (unexpected) {
+		if (early == EARLY_ANY) {
+			xt_expect_none(x->rx, x->tx, 50);
+		} else {
+			res = sc_result(x, child);
+			if (early == EARLY_DONE)
+				XT_ASSERT(res.completed && !res.is_err,
+					  "%s: the send did not complete before its receive was "
+					  "posted (completed %d, err %d): not sent through bounce "
+					  "buffers", what, res.completed, res.err);
+			else
+				XT_ASSERT(!res.completed,
+					  "%s: the send completed (err %d) before its receive was "
+					  "posted: not pulled by single copy (does this kernel "
+					  "allow process_vm_readv between the test's processes?)",
+					  what, res.err);
+			xt_expect_none(x->rx, x->tx, 0);
+		}
+		t_post = xt_now_ms();
+		post_recvv(x, tagged, &v, &v);
+	}
+	if (total <= v.total) {
+		xt_expect_comp(x->rx, x->tx, &c);
+		XT_ASSERT(c.e.op_context == &v, "%s: context %p", what, c.e.op_context);
+		XT_ASSERT((c.e.flags & (FI_RECV | kind)) == (FI_RECV | kind) &&
+			  !(c.e.flags & FI_SEND), "%s: flags 0x%llx", what,
+			  (unsigned long long)c.e.flags);
+		XT_ASSERT(c.e.len == total, "%s: completion len %zu", what, c.e.len);
+		XT_ASSERT(!tagged || c.e.tag == TAG, "%s: tag 0x%llx", what,
+			  (unsigned long long)c.e.tag);
+		segs_check(&v, total, seed, what);
+	} else {
+		xt_expect_err(x->rx, x->tx, &c);
+		XT_ASSERT(c.err.err == FI_ETRUNC, "%s: error %d (%s), expected FI_ETRUNC", what,
+			  c.err.err, fi_strerror(c.err.err));
+		XT_ASSERT(c.err.op_context == &v, "%s: context %p", what, c.err.op_context);
+		XT_ASSERT(c.err.flags & FI_RECV, "%s: flags 0x%llx", what,
+			  (unsigned long long)c.err.flags);
+		XT_ASSERT(c.err.olen == total - v.total, "%s: olen %zu, expected %zu", what,
+			  c.err.olen, total - v.total);
+		segs_check(&v, v.total, seed, what);
+	}
+	res = sc_result(x, child);
+	XT_ASSERT(res.completed && !res.is_err, "%s: send completed %d, err %d (%s)", what,
+		  res.completed, res.err, fi_strerror(abs(res.err)));
+	XT_ASSERT(res.context_ok, "%s: send completion with another context", what);
+	XT_ASSERT((res.flags & (FI_SEND | kind)) == (FI_SEND | kind),
+		  "%s: send flags 0x%llx", what, (unsigned long long)res.flags);
+	if (early == EARLY_HELD && unexpected)
+		XT_ASSERT(res.time_ms >= t_post, "%s: the %s send completed %llu ms before its "
+			  "receive was posted", what, early_name(early),
+			  (unsigned long long)(t_post - res.time_ms));
+	segs_free(&v);
+}
+
+/* A message of size bytes in one entry at offset 0, into one entry of rsize. */
+static struct xfer flat(size_t size, size_t rsize)
+{
+	return (struct xfer){ .sniov = 1, .slen = { size }, .rniov = 1, .rlen = { rsize } };
+}
+
+/* ---- sizes around the threshold ---- */
+
+static const size_t sizes[] = {
+	THRESHOLD - 1, THRESHOLD, THRESHOLD + 1, 65536, MiB + 3, 4 * MiB,
+};
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static enum early early_for(size_t size, size_t threshold)
+{
+	return size > threshold ? EARLY_HELD : EARLY_DONE;
+}
+
+/* Expected and unexpected, untagged and tagged, one after the other. */
+static void four_ways(const struct xfer *t, enum early unexpected_early, uint64_t seed)
+{
+	struct rig r;
+
+	rig_start(&r, 0);
+	for (int k = 0; k < 4; k++)
+		transfer(&r.x, &r.a, t, k & 1, k & 2, k & 2 ? unexpected_early : EARLY_ANY, 0,
+			 seed + (uint64_t)k);
+	rig_stop(&r);
+}
+
+static void sizes_case(int i, bool cma)
+{
+	size_t size = sizes[i];
+	struct xfer t = flat(size, size);
+
+	four_ways(&t, cma ? early_for(size, THRESHOLD) : EARLY_DONE, size);
+}
+
+START_TEST(scopy_sizes_around_the_threshold_arrive_intact)
+{
+	sizes_case(_i, true);
+}
+END_TEST
+
+/* ---- iov shapes, unaligned buffers, truncation ---- */
+
+static const struct xfer shapes[] = {
+	{ "1 entry into 2", 1, { 100003 }, { 1 }, 2, { 50000, 50003 }, { 7, 4095 } },
+	{ "3 entries into 1", 3, { 1, 4095, 65537 }, { 1, 7, 4095 },
+	  1, { 69633 }, { 4095 } },
+	{ "3 entries into 8", 3, { 1, 4095, 65537 }, { 4095, 1, 7 },
+	  8, { 1, 1, 4097, 3, 8191, 12289, 2, 45049 }, { 1, 7, 4095, 1, 7, 4095, 1, 7 } },
+	{ "8 entries into 1", 8, { 1, 4095, 4097, 65537, 3, 8191, 12289, 2 },
+	  { 1, 7, 4095, 1, 7, 4095, 1, 7 }, 1, { 94215 }, { 7 } },
+	{ "8 entries into 2", 8, { 1, 4095, 4097, 65537, 3, 8191, 12289, 2 },
+	  { 7, 4095, 1, 7, 4095, 1, 7, 4095 }, 2, { 4095, 90120 }, { 4095, 1 } },
+	{ "8 entries into 8", 8, { 65537, 2, 12289, 1, 4097, 3, 8191, 4095 },
+	  { 4095, 7, 1, 4095, 7, 1, 4095, 7 },
+	  8, { 3, 70000, 1, 1, 9000, 4095, 4097, 7018 }, { 7, 1, 4095, 7, 1, 4095, 7, 1 } },
+	{ "1 MiB in 8 entries into 3", 8,
+	  { 131071, 131073, 1, 262143, 262145, 4095, 4097, 253951 },
+	  { 1, 7, 4095, 1, 7, 4095, 1, 7 }, 3, { 524287, 3, 524286 }, { 4095, 7, 1 } },
+	{ "receiver larger than the message", 3, { 1, 4095, 65537 }, { 1, 7, 4095 },
+	  3, { 40000, 40000, 40000 }, { 7, 1, 4095 } },
+	/* truncated: the receiver's entries hold less than the message */
+	{ "truncated, 1 entry into 1", 1, { MiB + 3 }, { 7 }, 1, { 40000 }, { 1 } },
+	{ "truncated below the threshold", 1, { 65537 }, { 1 }, 1, { 1000 }, { 4095 } },
+	{ "truncated, 3 entries into 2", 3, { 1, 4095, 65537 }, { 1, 7, 4095 },
+	  2, { 4095, 60000 }, { 7, 1 } },
+	{ "truncated, 8 entries into 8", 8, { 1, 4095, 4097, 65537, 3, 8191, 12289, 2 },
+	  { 1, 7, 4095, 1, 7, 4095, 1, 7 },
+	  8, { 2, 4096, 4096, 4096, 4096, 4096, 4096, 4096 }, { 4095, 1, 7, 4095, 1, 7, 4095, 1 } },
+};
+
+static void shapes_case(int i, bool cma)
+{
+	const struct xfer *t = &shapes[i];
+	size_t stotal = 0, rtotal = 0;
+
+	for (size_t k = 0; k < t->sniov; k++)
+		stotal += t->slen[k];
+	for (size_t k = 0; k < t->rniov; k++)
+		rtotal += t->rlen[k];
+	XT_ASSERT(strncmp(t->name, "truncated", 9) == 0 ? rtotal < stotal :
+		  strncmp(t->name, "receiver larger", 15) == 0 ? rtotal > stotal :
+		  rtotal == stotal, "test table: %s: %zu bytes sent into %zu", t->name,
+		  stotal, rtotal);
+	four_ways(t, cma ? EARLY_HELD : EARLY_DONE, 0x1000 + 4 * (uint64_t)i);
+}
+
+START_TEST(scopy_iov_shapes_unaligned_and_truncated)
+{
+	shapes_case(_i, true);
+}
+END_TEST
+
+/* ---- the sender's buffers are gone when the receiver pulls ---- */
+
+#define GONE_SIZE	MiB
+
+/* Asserts the receive posted with context ctx fails with FI_EIO, promptly. */
+static void expect_pull_error(struct xt_ep *x, void *ctx, const char *what)
+{
+	uint64_t start = xt_now_ms();
+	struct xt_comp c;
+
+	xt_expect_err_ms(x->rx, x->tx, FAIL_MS, &c);
+	XT_ASSERT(c.err.err == FI_EIO, "%s: receive error %d (%s), expected FI_EIO", what,
+		  c.err.err, fi_strerror(c.err.err));
+	XT_ASSERT(c.err.op_context == ctx, "%s: error with context %p", what, c.err.op_context);
+	XT_ASSERT((c.err.flags & (FI_RECV | FI_TAGGED)) == (FI_RECV | FI_TAGGED),
+		  "%s: error flags 0x%llx", what, (unsigned long long)c.err.flags);
+	XT_ASSERT(xt_now_ms() - start <= FAIL_MS, "%s: error after %llu ms", what,
+		  (unsigned long long)(xt_now_ms() - start));
+}
+
+/*
+ * _i 0: unexpected (the RTS is held when the receive is posted), 1: expected
+ * (the receive is posted first and we do not progress until the child is
+ * gone).  The child posts a 1 MiB send and _exits without closing; then a
+ * second child, which opens its endpoint only now, sends on the same
+ * endpoint: its messages arrive intact.
+ */
+START_TEST(scopy_sender_gone_before_the_pull_fails_the_receive)
+{
+	bool unexpected = _i == 0;
+	struct sc_arg later = { .cfg = xt_cfg_default(), .deferred = true };
+	struct sc_cmd cmd = {
+		.mode = SC_EXIT, .tagged = true, .seed = 41, .tag = TAG, .niov = 1,
+		.len = { GONE_SIZE }, .off = { 1 },
+	};
+	struct xfer t = flat(MiB + 3, MiB + 3);
+	struct xt_cfg cfg = xt_cfg_default();
+	unsigned char *buf = xt_alloc(GONE_SIZE);
+	struct xt_child a, b;
+	struct xt_ep x;
+
+	xt_spawn(&a, sc_child, NULL);
+	xt_spawn(&b, sc_child, &later);
+	xt_open(&x, &cfg);
+	xt_connect_sender(&x, &a, true);
+	if (!unexpected)
+		XT_POST(&x, fi_trecv(x.ep, buf, GONE_SIZE, NULL, FI_ADDR_UNSPEC, TAG, 0, buf));
+	sc_post(&x, &a, &cmd, false);
+	xt_join(&a);	/* gone, and reaped: its pid names no process */
+	if (unexpected) {
+		xt_expect_none(x.rx, x.tx, 100);	/* the RTS arrives and is held */
+		XT_POST(&x, fi_trecv(x.ep, buf, GONE_SIZE, NULL, FI_ADDR_UNSPEC, TAG, 0, buf));
+	}
+	expect_pull_error(&x, buf, "sender gone");
+	xt_expect_none(x.rx, x.tx, 50);
+
+	/* The endpoint goes on: a new sender's messages arrive intact. */
+	xt_signal(b.sock, 1);
+	xt_connect_sender(&x, &b, true);
+	transfer(&x, &b, &t, true, false, EARLY_ANY, 0, 42);
+	transfer(&x, &b, &t, true, true, EARLY_HELD, 0, 43);
+	sc_quit(&x, &b);
+	xt_close(&x);
+	free(buf);
+}
+END_TEST
+
+/*
+ * The sender unmaps its buffers after posting (_i 0: unexpected, 1:
+ * expected, with no progress before the unmap): the receive fails with
+ * FI_EIO, the send with an error completion; both endpoints go on.
+ */
+START_TEST(scopy_sender_buffers_gone_fails_both_ends)
+{
+	bool unexpected = _i == 0;
+	struct sc_cmd cmd = {
+		.mode = SC_UNMAP, .tagged = true, .seed = 51, .tag = TAG, .niov = 2,
+		.len = { GONE_SIZE / 2, GONE_SIZE / 2 }, .off = { 7, 4095 },
+	};
+	struct xfer t = flat(MiB + 3, MiB + 3);
+	unsigned char *buf = xt_alloc(GONE_SIZE);
+	struct sc_result res;
+	struct rig r;
+
+	rig_start(&r, 0);
+	if (!unexpected)
+		XT_POST(&r.x, fi_trecv(r.x.ep, buf, GONE_SIZE, NULL, FI_ADDR_UNSPEC, TAG, 0, buf));
+	sc_post(&r.x, &r.a, &cmd, false);
+	if (unexpected) {
+		xt_expect_none(r.x.rx, r.x.tx, 100);
+		XT_POST(&r.x, fi_trecv(r.x.ep, buf, GONE_SIZE, NULL, FI_ADDR_UNSPEC, TAG, 0, buf));
+	}
+	expect_pull_error(&r.x, buf, "sender's buffers unmapped");
+	res = sc_result(&r.x, &r.a);
+	XT_ASSERT(res.completed, "the send whose buffers could not be pulled did not complete");
+	XT_ASSERT(res.is_err, "the send whose buffers could not be pulled completed "
+		  "successfully (flags 0x%llx)", (unsigned long long)res.flags);
+	XT_ASSERT(res.context_ok, "send error with another context");
+	XT_ASSERT(res.flags & FI_SEND, "send error flags 0x%llx", (unsigned long long)res.flags);
+	xt_expect_none(r.x.rx, r.x.tx, 50);
+	transfer(&r.x, &r.a, &t, true, true, EARLY_HELD, 0, 52);
+	transfer(&r.x, &r.a, &t, false, false, EARLY_ANY, 0, 53);
+	rig_stop(&r);
+	free(buf);
+}
+END_TEST
+
+/*
+ * The sender closes its endpoint (dropping the send) and reuses its buffers
+ * while its process lives on: the receive must fail, not deliver what the
+ * buffers hold now.
+ */
+START_TEST(scopy_sender_closed_before_the_pull_fails_the_receive)
+{
+	struct sc_cmd cmd = {
+		.mode = SC_CLOSE, .tagged = true, .seed = 81, .tag = TAG, .niov = 1,
+		.len = { GONE_SIZE }, .off = { 7 },
+	};
+	struct xfer t = flat(MiB + 3, MiB + 3);
+	unsigned char *buf = xt_alloc(GONE_SIZE);
+	struct xt_comp c;
+	struct rig r;
+
+	rig_start(&r, 0);
+	/* A message first: the receiver knows this sender already. */
+	transfer(&r.x, &r.a, &t, true, false, EARLY_ANY, 0, 80);
+	sc_post(&r.x, &r.a, &cmd, true);	/* posted, closed and overwritten */
+	xt_expect_none(r.x.rx, r.x.tx, 100);
+	XT_POST(&r.x, fi_trecv(r.x.ep, buf, GONE_SIZE, NULL, FI_ADDR_UNSPEC, TAG, 0, buf));
+	if (xt_poll(r.x.rx, r.x.tx, FAIL_MS, &c) == 0 && !c.is_err)
+		XT_ASSERT(false, "a receive matching a send its sender dropped by closing "
+			  "completed with %zu bytes (data %s the sent message)", c.e.len,
+			  xt_mismatch(buf, GONE_SIZE, 81, 0) < 0 ? "equal to" : "not");
+	XT_ASSERT(c.is_err, "no completion within %d ms", FAIL_MS);
+	XT_ASSERT(c.err.op_context == buf, "error with context %p", c.err.op_context);
+	XT_ASSERT(c.err.flags & FI_RECV, "error flags 0x%llx", (unsigned long long)c.err.flags);
+	xt_signal(r.a.sock, 1);
+	xt_join(&r.a);
+	xt_expect_none(r.x.rx, r.x.tx, 50);
+	xt_close(&r.x);
+	free(buf);
+}
+END_TEST
+
+/*
+ * FI_PEEK | FI_CLAIM on a held RTS message reports its length and leaves
+ * the send pending; the claiming receive pulls it.
+ */
+START_TEST(scopy_peek_and_claim_pull_the_held_message)
+{
+	const size_t size = MiB + 3;
+	struct sc_cmd cmd = {
+		.mode = SC_SEND, .tagged = true, .seed = 91, .tag = TAG, .niov = 1,
+		.len = { size }, .off = { 1 }, .early_ms = HELD_MS,
+	};
+	unsigned char *buf = xt_alloc(size);
+	struct iovec iov = { buf, size };
+	struct fi_context ctx;
+	struct fi_msg_tagged peek = {
+		.msg_iov = NULL, .iov_count = 0, .addr = FI_ADDR_UNSPEC, .tag = TAG,
+		.context = &ctx,
+	};
+	struct fi_msg_tagged claim = {
+		.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .tag = TAG,
+		.context = &ctx,
+	};
+	struct sc_result res;
+	struct xt_comp c;
+	struct rig r;
+
+	rig_start(&r, 0);
+	sc_post(&r.x, &r.a, &cmd, true);
+	res = sc_result(&r.x, &r.a);
+	XT_ASSERT(!res.completed, "the %zu-byte send completed before any receive", size);
+	XT_POST(&r.x, fi_trecvmsg(r.x.ep, &peek, FI_PEEK | FI_CLAIM));
+	xt_wait_rx(&r.x, &c);
+	XT_ASSERT(c.e.op_context == &ctx, "peek context %p", c.e.op_context);
+	XT_ASSERT(c.e.len == size, "peek len %zu, sent %zu", c.e.len, size);
+	XT_ASSERT(c.e.tag == TAG, "peek tag 0x%llx", (unsigned long long)c.e.tag);
+	xt_expect_none(r.x.rx, r.x.tx, 50);
+	XT_POST(&r.x, fi_trecvmsg(r.x.ep, &claim, FI_CLAIM | FI_COMPLETION));
+	xt_wait_rx(&r.x, &c);
+	XT_ASSERT(c.e.op_context == &ctx, "claim context %p", c.e.op_context);
+	XT_ASSERT(c.e.len == size, "claimed len %zu, sent %zu", c.e.len, size);
+	XT_ASSERT_PATTERN(buf, size, 91, 0);
+	res = sc_result(&r.x, &r.a);
+	XT_ASSERT(res.completed && !res.is_err, "send completed %d, err %d", res.completed,
+		  res.err);
+	rig_stop(&r);
+	free(buf);
+}
+END_TEST
+
+/* ---- FI_XSHM_CMA=0: bounce buffers for every size ---- */
+
+/* Before any libfabric call, so that this process and its children see it. */
+static void set_env(const char *name, const char *value)
+{
+	XT_ASSERT(setenv(name, value, 1) == 0, "setenv %s", name);
+}
+
+START_TEST(fallback_sizes_arrive_intact)
+{
+	set_env("FI_XSHM_CMA", "0");
+	sizes_case(_i, false);
+}
+END_TEST
+
+/* Two shapes: 8 entries into 2, and truncated 3 entries into 2. */
+static const int fallback_shapes[] = { 4, 10 };
+
+START_TEST(fallback_iov_shapes_arrive_intact)
+{
+	set_env("FI_XSHM_CMA", "0");
+	shapes_case(fallback_shapes[_i], false);
+}
+END_TEST
+
+/* ---- FI_XSHM_SCOPY_THRESHOLD moved to 1024 ---- */
+
+#define LOW_THRESHOLD	1024
+
+static const size_t low_sizes[] = { LOW_THRESHOLD, LOW_THRESHOLD + 1, 2 * KiB, 100 * KiB };
+
+START_TEST(threshold_moved_delivers_intact)
+{
+	size_t size = low_sizes[_i];
+	struct xfer t = flat(size, size);
+
+	set_env("FI_XSHM_SCOPY_THRESHOLD", "1024");
+	four_ways(&t, early_for(size, LOW_THRESHOLD), size + 7);
+}
+END_TEST
+
+/*
+ * An inject above the moved threshold (but within inject_size) is copied
+ * before the call returns: its buffer is overwritten at once, and the
+ * message still arrives intact.
+ */
+START_TEST(threshold_moved_inject_is_still_copied)
+{
+	bool unexpected = _i;
+	struct xfer t = { .sniov = 2, .slen = { 1, 2047 }, .soff = { 7, 4095 },
+			  .rniov = 1, .rlen = { 2048 }, .roff = { 1 } };
+	struct rig r;
+
+	set_env("FI_XSHM_SCOPY_THRESHOLD", "1024");
+	rig_start(&r, 0);
+	XT_ASSERT(r.x.info->tx_attr->inject_size >= 2048, "inject_size %zu",
+		  r.x.info->tx_attr->inject_size);
+	transfer(&r.x, &r.a, &t, true, unexpected, unexpected ? EARLY_DONE : EARLY_ANY,
+		 FI_INJECT | FI_COMPLETION, 61);
+	rig_stop(&r);
+}
+END_TEST
+
+/* ---- FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE ---- */
+
+/*
+ * _i: 0/1 FI_DELIVERY_COMPLETE / FI_MATCH_COMPLETE on fi_tsendmsg; 2/3 the
+ * same as the sender endpoint's op_flags with fi_tsendv; 4/5 as 0/1 with
+ * FI_XSHM_CMA=0.  The receiver progresses for HELD_DC_MS with nothing
+ * posted, the send must still be pending; then it posts and both complete.
+ */
+#define HELD_DC_MS	300
+
+
+START_TEST(completion_large_send_waits_for_the_receive)
+{
+	uint64_t flag = _i & 1 ? FI_MATCH_COMPLETE : FI_DELIVERY_COMPLETE;
+	bool as_op_flags = _i == 2 || _i == 3, cma = _i < 4;
+	struct xfer t = { .sniov = 3, .slen = { 1, 4095, MiB }, .soff = { 1, 7, 4095 },
+			  .rniov = 2, .rlen = { 7, MiB + 4089 }, .roff = { 4095, 1 } };
+	struct rig r;
+
+	if (!cma)
+		set_env("FI_XSHM_CMA", "0");
+	held_ms_override = HELD_DC_MS;
+	rig_start(&r, as_op_flags ? flag : 0);
+	transfer(&r.x, &r.a, &t, true, true, EARLY_HELD,
+		 as_op_flags ? 0 : flag | FI_COMPLETION, 71);
+	transfer(&r.x, &r.a, &t, false, false, EARLY_ANY,
+		 as_op_flags ? 0 : flag | FI_COMPLETION, 72);
+	rig_stop(&r);
+}
+END_TEST
+
+/* ---- ordering across protocols ---- */
+
+static const size_t order_sizes[] = {
+	100, MiB, 40000, 300, 2 * MiB + 1, THRESHOLD + 1, 5, THRESHOLD, 65536,
+};
+
+/* _i 0: unexpected, 1: expected.  One tag; receives match in send order. */
+START_TEST(order_mixed_sizes_match_in_send_order)
+{
+	enum { COUNT = N(order_sizes) };
+	bool unexpected = _i == 0;
+	struct xt_burst_msg msgs[COUNT];
+	struct xt_burst_result res[COUNT];
+	struct xt_cfg cfg = xt_cfg_default();
+	unsigned char *bufs[COUNT];
+	bool seen[COUNT] = { false };
+	const size_t cap = 2 * MiB + 1;
+	struct xt_child c;
+	struct xt_ep x;
+
+	for (int k = 0; k < COUNT; k++) {
+		msgs[k] = (struct xt_burst_msg){ .tagged = true, .plain = true,
+						 .len = order_sizes[k], .seed = 300 + k,
+						 .tag = TAG };
+		bufs[k] = xt_alloc(cap);
+	}
+	xt_spawn(&c, xt_burst_child, NULL);
+	xt_open(&x, &cfg);
+	xt_connect_sender(&x, &c, true);
+	if (!unexpected)
+		for (int k = 0; k < COUNT; k++)
+			xt_post_recv(&x, true, bufs[k], cap, FI_ADDR_UNSPEC, TAG, 0, bufs[k]);
+	xt_burst_post(&x, &c, msgs, COUNT, CHILD_WAIT_MS);
+	if (unexpected) {
+		xt_expect_none(x.rx, x.tx, 100);
+		for (int k = 0; k < COUNT; k++)
+			xt_post_recv(&x, true, bufs[k], cap, FI_ADDR_UNSPEC, TAG, 0, bufs[k]);
+	}
+	for (int n = 0; n < COUNT; n++) {
+		struct xt_comp comp;
+		int k;
+
+		xt_wait_rx(&x, &comp);
+		for (k = 0; k < COUNT && bufs[k] != comp.e.op_context; k++)
+			;
+		XT_ASSERT(k < COUNT && !seen[k], "completion with context %p", comp.e.op_context);
+		seen[k] = true;
+		XT_ASSERT(comp.e.len == order_sizes[k], "receive %d got %zu bytes, message %d "
+			  "has %zu", k, comp.e.len, k, order_sizes[k]);
+		XT_ASSERT(xt_mismatch(bufs[k], order_sizes[k], 300 + k, 0) < 0,
+			  "receive %d (%zu bytes) does not hold message %d", k, comp.e.len, k);
+	}
+	xt_burst_results(&x, &c, res, COUNT);
+	for (int k = 0; k < COUNT; k++)
+		XT_ASSERT(res[k].completed && !res[k].is_err, "send %d (%zu bytes): completed %d, "
+			  "err %d", k, order_sizes[k], res[k].completed, res[k].err);
+	xt_burst_quit(&x, &c);
+	xt_close(&x);
+	for (int k = 0; k < COUNT; k++)
+		free(bufs[k]);
+}
+END_TEST
+
+static Suite *scopy_suite(void)
+{
+	Suite *s = suite_create("scopy");
+	TCase *sz = tcase_create("sizes");
+	TCase *iov = tcase_create("iov");
+	TCase *fail = tcase_create("failure");
+	TCase *fb = tcase_create("fallback");
+	TCase *thr = tcase_create("threshold");
+	TCase *comp = tcase_create("completion");
+	TCase *ord = tcase_create("order");
+
+	tcase_set_timeout(sz, 60);
+	tcase_add_loop_test(sz, scopy_sizes_around_the_threshold_arrive_intact, 0,
+			    N(sizes));
+	suite_add_tcase(s, sz);
+
+	tcase_set_timeout(iov, 60);
+	tcase_add_loop_test(iov, scopy_iov_shapes_unaligned_and_truncated, 0, N(shapes));
+	suite_add_tcase(s, iov);
+
+	tcase_set_timeout(fail, 60);
+	tcase_add_loop_test(fail, scopy_sender_gone_before_the_pull_fails_the_receive, 0, 2);
+	tcase_add_loop_test(fail, scopy_sender_buffers_gone_fails_both_ends, 0, 2);
+	tcase_add_test(fail, scopy_sender_closed_before_the_pull_fails_the_receive);
+	suite_add_tcase(s, fail);
+
+	tcase_set_timeout(fb, 60);
+	tcase_add_loop_test(fb, fallback_sizes_arrive_intact, 0, N(sizes));
+	tcase_add_loop_test(fb, fallback_iov_shapes_arrive_intact, 0, N(fallback_shapes));
+	suite_add_tcase(s, fb);
+
+	tcase_set_timeout(thr, 60);
+	tcase_add_loop_test(thr, threshold_moved_delivers_intact, 0, N(low_sizes));
+	tcase_add_loop_test(thr, threshold_moved_inject_is_still_copied, 0, 2);
+	suite_add_tcase(s, thr);
+
+	tcase_set_timeout(comp, 60);
+	tcase_add_loop_test(comp, completion_large_send_waits_for_the_receive, 0, 6);
+	suite_add_tcase(s, comp);
+
+	tcase_set_timeout(ord, 60);
+	tcase_add_loop_test(ord, order_mixed_sizes_match_in_send_order, 0, 2);
+	tcase_add_test(ord, scopy_peek_and_claim_pull_the_held_message);
+	suite_add_tcase(s, ord);
+	return s;
+}
+
+int main(void)
+{
+	return xt_run_suite(scopy_suite());
+}
