@@ -190,6 +190,7 @@ def print_table(args, bench, rows):
 
 def plot(args, bench, rows, raw, path):
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -218,6 +219,8 @@ def plot(args, bench, rows, raw, path):
     bot.axhline(1.0, color="grey", lw=0.8)
     bot.set_xscale("log", base=2)
     bot.set_yscale("log")
+    bot.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    bot.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter("%.1f"))
     bot.set_xlabel("message size (bytes)")
     bot.set_ylabel("ratio %s / %s" % (a, b))
     bot.grid(True, which="both", alpha=0.3)
