@@ -1,20 +1,14 @@
 /*
  * Acknowledgements.  A send asking for FI_DELIVERY_COMPLETE or
- * FI_MATCH_COMPLETE carries XSHM_CMD_ACK and an id; once the receiver has
- * delivered (or discarded) the message it pushes an XSHM_OP_ACK cell with
- * that id into the sender's ring, and the sender completes the send.
- * Senders may not be in the receiver's AV, so the receiver maps their
- * regions itself, on the first ack.
+ * FI_MATCH_COMPLETE, or pulled by the receiver (single copy), carries
+ * XSHM_CMD_ACK and an id; once the receiver has delivered (or discarded)
+ * the message it pushes an XSHM_OP_ACK cell with that id and a status into
+ * the sender's ring, and the sender completes the send.  Senders need not be
+ * in the receiver's AV: their regions come from the AV's sender cache.
  */
 #include <stdlib.h>
 
 #include "xshm.h"
-
-struct xshm_ack_peer {
-	struct xshm_dlist link;
-	uint64_t ep_id;
-	struct xshm_region region;
-};
 
 struct xshm_ack_out {
 	struct xshm_dlist link;
@@ -23,34 +17,11 @@ struct xshm_ack_out {
 	int status;
 };
 
-/* The sender's region, mapped once; NULL when it is gone. */
-struct xshm_region *xshm_ack_sender_region(struct xshm_ep *ep, uint64_t ep_id)
-{
-	struct xshm_ack_peer *peer;
-	struct xshm_dlist *it;
-
-	xshm_dlist_foreach(&ep->ack_peers, it) {
-		peer = xshm_container_of(it, struct xshm_ack_peer, link);
-		if (peer->ep_id == ep_id)
-			return &peer->region;
-	}
-	peer = calloc(1, sizeof(*peer));
-	if (!peer)
-		return NULL;
-	if (xshm_region_open(&peer->region, ep_id)) {
-		free(peer);
-		return NULL;
-	}
-	peer->ep_id = ep_id;
-	xshm_dlist_append(&ep->ack_peers, &peer->link);
-	return &peer->region;
-}
-
 /* False when the sender's ring is full: try again later. */
 static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
 		     int status)
 {
-	struct xshm_region *sender = xshm_ack_sender_region(ep, ep_id);
+	struct xshm_region *sender = xshm_av_sender_region(ep->av, ep_id);
 	struct xshm_cmd *cmd;
 
 	if (!sender || !xshm_region_is_open(sender))
@@ -174,14 +145,6 @@ static void free_list(struct xshm_dlist *head, size_t link_offset)
 
 void xshm_ack_close(struct xshm_ep *ep)
 {
-	while (!xshm_dlist_empty(&ep->ack_peers)) {
-		struct xshm_ack_peer *peer = xshm_container_of(ep->ack_peers.next,
-						struct xshm_ack_peer, link);
-
-		xshm_region_close(&peer->region);
-		xshm_dlist_remove(&peer->link);
-		free(peer);
-	}
 	free_list(&ep->acks_out, offsetof(struct xshm_ack_out, link));
 	free_list(&ep->tx_wait_ack, offsetof(struct xshm_tx_op, link));
 }

@@ -357,6 +357,21 @@ static bool verdict(struct xshm_ep *ep, struct xshm_sender *sender)
 	return allowed;
 }
 
+/*
+ * The mapped region of a sender, from the same cache: acks and single-copy
+ * pulls use it too, so each sender is mapped once per AV.  NULL once gone.
+ */
+struct xshm_region *xshm_av_sender_region(struct xshm_av *av, uint64_t ep_id)
+{
+	struct xshm_sender *sender = sender_get(av, ep_id);
+
+	if (!sender)
+		return NULL;
+	if (!sender->mapped || !xshm_region_is_open(&sender->region))
+		sender_refresh(sender);
+	return sender->mapped ? &sender->region : NULL;
+}
+
 bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id)
 {
 	struct xshm_sender *sender;

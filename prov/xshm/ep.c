@@ -346,7 +346,6 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	xshm_dlist_init(&ep->rx_active);
 	xshm_dlist_init(&ep->tx_wait_ack);
 	xshm_dlist_init(&ep->acks_out);
-	xshm_dlist_init(&ep->ack_peers);
 	xshm_doorbell_init(&ep->doorbell);
 	if (init_address(ep, info) ||
 	    xshm_auth_info_digest(info, &ep->auth_digest)) {

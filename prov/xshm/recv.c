@@ -37,7 +37,7 @@ static int pull_rts(struct xshm_rx_msg *msg, size_t len)
 
 	if (!ep->scopy)
 		return -ENOTSUP;
-	sender = xshm_ack_sender_region(ep, msg->src_ep_id);
+	sender = xshm_av_sender_region(ep->av, msg->src_ep_id);
 	if (!sender || !xshm_region_is_open(sender) ||
 	    sender->hdr->owner_pid != msg->rts.pid)
 		return -ESRCH;

@@ -487,7 +487,6 @@ struct xshm_ep {
 	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
 	uint32_t next_ack_id;
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
-	struct xshm_dlist ack_peers;	/* senders' regions mapped to ack them */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
 };
@@ -523,7 +522,7 @@ void xshm_tx_abort_all(struct xshm_ep *ep);
 /* Acknowledgements (ack.c) for FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE. */
 void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id,
 		   int status);
-struct xshm_region *xshm_ack_sender_region(struct xshm_ep *ep, uint64_t ep_id);
+struct xshm_region *xshm_av_sender_region(struct xshm_av *av, uint64_t ep_id);
 void xshm_ack_flush(struct xshm_ep *ep);
 void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		       int status);
