@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ep_ids.h"
 #include "shm/doorbell.h"
 #include "shm/region.h"
 
 #define TEST_TIMEOUT	30
-#define EP_TAG		0xd00bULL	/* top 16 bits of every test ep_id */
 #define RING_THREADS	8
 
 static const struct xshm_region_geom test_geom = {
@@ -26,18 +26,6 @@ static const struct xshm_region_geom test_geom = {
 	.pool_bufs = 4,
 	.buf_size = 4096,
 };
-
-/* Shared across check's forked test processes, so ep_ids never repeat. */
-static _Atomic uint32_t *ep_counter;
-static pid_t runner_pid;
-
-static uint64_t new_ep_id(void)
-{
-	uint32_t n = atomic_fetch_add(ep_counter, 1) + 1;
-
-	return EP_TAG << 48 | (uint64_t) (uint32_t) runner_pid << 16 |
-	       (n & 0xffff);
-}
 
 static uint64_t now_ms(void)
 {
@@ -75,7 +63,7 @@ struct receiver {
 
 static void receiver_open(struct receiver *r)
 {
-	r->ep_id = new_ep_id();
+	r->ep_id = test_ep_id();
 	ck_assert_int_eq(xshm_region_create(&r->region, 1, r->ep_id,
 					    &test_geom), 0);
 	xshm_doorbell_init(&r->bell);
@@ -206,7 +194,7 @@ END_TEST
 START_TEST(open_twice_is_idempotent)
 {
 	struct xshm_doorbell bell, other;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 	int fd;
 
 	xshm_doorbell_init(&bell);
@@ -227,7 +215,7 @@ END_TEST
 START_TEST(close_releases_the_name)
 {
 	struct xshm_doorbell bell, again;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 
 	xshm_doorbell_init(&bell);
 	ck_assert_int_eq(xshm_doorbell_open(&bell, ep_id), 0);
@@ -243,7 +231,7 @@ START_TEST(ring_without_doorbell_is_harmless)
 {
 	struct xshm_region region;
 
-	ck_assert_int_eq(xshm_region_create(&region, 1, new_ep_id(),
+	ck_assert_int_eq(xshm_region_create(&region, 1, test_ep_id(),
 					    &test_geom), 0);
 	xshm_doorbell_arm(&region);
 	xshm_doorbell_ring(&region);
@@ -295,45 +283,9 @@ static Suite *doorbell_suite(void)
 	return suite;
 }
 
-/* Remove, and count, anything this run left in /dev/shm. */
-static int remove_leftovers(void)
-{
-	char prefix[64];
-	struct dirent *entry;
-	int left = 0;
-	DIR *dir;
-
-	snprintf(prefix, sizeof(prefix), "xshm-%u-%04llx%08x",
-		 (unsigned) geteuid(), EP_TAG, (uint32_t) runner_pid);
-	dir = opendir("/dev/shm");
-	if (!dir)
-		return 0;
-	while ((entry = readdir(dir)) != NULL) {
-		if (strncmp(entry->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		fprintf(stderr, "left behind: /dev/shm/%s\n", entry->d_name);
-		unlinkat(dirfd(dir), entry->d_name, 0);
-		left++;
-	}
-	closedir(dir);
-	return left;
-}
-
 int main(void)
 {
-	SRunner *runner;
-	int failed;
-
-	runner_pid = getpid();
-	ep_counter = mmap(NULL, sizeof(*ep_counter), PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ep_counter == MAP_FAILED)
+	if (test_ep_ids_init(0xd00b))
 		return EXIT_FAILURE;
-	runner = srunner_create(doorbell_suite());
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	if (remove_leftovers())
-		failed++;
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(doorbell_suite());
 }

@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ep_ids.h"
 #include "shm/proc.h"
 #include "shm/region.h"
 
 #define TEST_TIMEOUT	60
-#define EP_TAG		0x7e57ULL	/* top 16 bits of every test ep_id */
 #define CHILD_CMDS	1000
 
 static const struct xshm_region_geom test_geom = {
@@ -29,19 +29,6 @@ static const struct xshm_region_geom test_geom = {
 	.pool_bufs = 16,
 	.buf_size = 4096,
 };
-
-/* Shared across check's forked test processes, so ep_ids never repeat. */
-static _Atomic uint32_t *ep_counter;
-static pid_t runner_pid;
-
-/* ep_id = tag (16 bits) | runner pid (32 bits) | counter (16 bits). */
-static uint64_t new_ep_id(void)
-{
-	uint32_t n = atomic_fetch_add(ep_counter, 1) + 1;
-
-	return EP_TAG << 48 | (uint64_t) (uint32_t) runner_pid << 16 |
-	       (n & 0xffff);
-}
 
 static void shm_path(char *buf, size_t len, uint64_t ep_id)
 {
@@ -83,7 +70,7 @@ END_TEST
 START_TEST(create_fills_header)
 {
 	struct xshm_region region;
-	uint64_t ep_id = new_ep_id(), start;
+	uint64_t ep_id = test_ep_id(), start;
 	struct stat st;
 	char path[64];
 
@@ -118,7 +105,7 @@ START_TEST(create_rejects_bad_geom)
 {
 	struct xshm_region_geom geom = test_geom;
 	struct xshm_region region;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 
 	geom.ring_cells = 48;
 	ck_assert_int_eq(xshm_region_create(&region, 1, ep_id, &geom), -EINVAL);
@@ -223,7 +210,7 @@ static void receive_from(struct xshm_region *region, pid_t child)
 START_TEST(round_trip_with_child)
 {
 	struct xshm_region region;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 	pid_t child;
 
 	create_ok(&region, ep_id);
@@ -245,7 +232,7 @@ END_TEST
 START_TEST(create_twice)
 {
 	struct xshm_region region, again, peer;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 
 	create_ok(&region, ep_id);
 	ck_assert_int_eq(xshm_region_create(&again, 42, ep_id, &test_geom),
@@ -261,7 +248,7 @@ START_TEST(open_missing)
 {
 	struct xshm_region peer;
 
-	ck_assert_int_eq(xshm_region_open(&peer, new_ep_id()), -ENOENT);
+	ck_assert_int_eq(xshm_region_open(&peer, test_ep_id()), -ENOENT);
 	ck_assert_ptr_null(peer.base);
 }
 END_TEST
@@ -269,7 +256,7 @@ END_TEST
 START_TEST(close_unlinks_owner_only)
 {
 	struct xshm_region region, peer;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 
 	create_ok(&region, ep_id);
 	ck_assert(region_file_exists(ep_id));
@@ -285,7 +272,7 @@ END_TEST
 START_TEST(owner_close_is_seen_by_peers)
 {
 	struct xshm_region region, peer;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 
 	create_ok(&region, ep_id);
 	ck_assert_int_eq(xshm_region_open(&peer, ep_id), 0);
@@ -300,7 +287,7 @@ END_TEST
 static int open_damaged(void (*mutate)(struct xshm_region *owner))
 {
 	struct xshm_region region, peer;
-	uint64_t ep_id = new_ep_id();
+	uint64_t ep_id = test_ep_id();
 	int ret;
 
 	create_ok(&region, ep_id);
@@ -419,8 +406,8 @@ static pid_t dead_child(void)
 START_TEST(reclaim_dead_owner)
 {
 	struct xshm_region live, stale_start;
-	uint64_t dead_ep = new_ep_id(), live_ep = new_ep_id();
-	uint64_t restarted_ep = new_ep_id();
+	uint64_t dead_ep = test_ep_id(), live_ep = test_ep_id();
+	uint64_t restarted_ep = test_ep_id();
 	int status, removed;
 	pid_t child;
 
@@ -471,7 +458,7 @@ static void make_unready(uint64_t ep_id, time_t age)
 
 START_TEST(reclaim_unready_by_age)
 {
-	uint64_t old_ep = new_ep_id(), young_ep = new_ep_id();
+	uint64_t old_ep = test_ep_id(), young_ep = test_ep_id();
 	char name[XSHM_NAME_MAX];
 
 	make_unready(old_ep, 120);
@@ -574,45 +561,9 @@ static Suite *region_suite(void)
 	return suite;
 }
 
-/* Remove, and count, anything this run left in /dev/shm. */
-static int remove_leftovers(void)
-{
-	char prefix[64];
-	struct dirent *entry;
-	int left = 0;
-	DIR *dir;
-
-	snprintf(prefix, sizeof(prefix), "xshm-%u-%04llx%08x",
-		 (unsigned) geteuid(), EP_TAG, (uint32_t) runner_pid);
-	dir = opendir("/dev/shm");
-	if (!dir)
-		return 0;
-	while ((entry = readdir(dir)) != NULL) {
-		if (strncmp(entry->d_name, prefix, strlen(prefix)) != 0)
-			continue;
-		fprintf(stderr, "left behind: /dev/shm/%s\n", entry->d_name);
-		unlinkat(dirfd(dir), entry->d_name, 0);
-		left++;
-	}
-	closedir(dir);
-	return left;
-}
-
 int main(void)
 {
-	SRunner *runner;
-	int failed;
-
-	runner_pid = getpid();
-	ep_counter = mmap(NULL, sizeof(*ep_counter), PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (ep_counter == MAP_FAILED)
+	if (test_ep_ids_init(0x7e57))
 		return EXIT_FAILURE;
-	runner = srunner_create(region_suite());
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	if (remove_leftovers())
-		failed++;
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(region_suite());
 }
