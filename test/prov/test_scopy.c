@@ -1,5 +1,5 @@
 /*
- * Single copy: a message larger than FI_XSHM_SCOPY_THRESHOLD (32768 bytes by
+ * Single copy: a message larger than FI_XSHM_SCOPY_THRESHOLD (1 MiB by
  * default) travels as one RTS naming the sender's buffers; the receiver pulls
  * them (process_vm_readv) once the message is matched and acks, and only then
  * does the send complete.
@@ -25,7 +25,8 @@
 #include <unistd.h>
 
 #define TAG		0x5c09e00000000a11ULL
-#define THRESHOLD	32768		/* the documented default */
+#define THRESHOLD	32768		/* set by use_test_threshold() */
+#define DEFAULT_THRESHOLD (1 << 20)	/* the documented default */
 #define KiB		((size_t)1 << 10)
 #define MiB		((size_t)1 << 20)
 #define MAX_IOV		8
@@ -742,6 +743,27 @@ static void set_env(const char *name, const char *value)
 	XT_ASSERT(setenv(name, value, 1) == 0, "setenv %s", name);
 }
 
+/*
+ * Most cases pull messages from 32 KiB up, to exercise iov shapes and
+ * failures at sizes that fork and check quickly; "default" checks the
+ * documented threshold itself.
+ */
+static void use_test_threshold(void)
+{
+	set_env("FI_XSHM_SCOPY_THRESHOLD", "32768");
+}
+
+static const size_t default_sizes[] = { DEFAULT_THRESHOLD, DEFAULT_THRESHOLD + 1 };
+
+START_TEST(default_threshold_is_one_mib)
+{
+	size_t size = default_sizes[_i];
+	struct xfer t = flat(size, size);
+
+	four_ways(&t, early_for(size, DEFAULT_THRESHOLD), size);
+}
+END_TEST
+
 START_TEST(fallback_sizes_arrive_intact)
 {
 	set_env("FI_XSHM_CMA", "0");
@@ -901,6 +923,14 @@ static Suite *scopy_suite(void)
 	TCase *thr = tcase_create("threshold");
 	TCase *comp = tcase_create("completion");
 	TCase *ord = tcase_create("order");
+	TCase *dflt = tcase_create("default");
+	TCase *fixed[] = { sz, iov, fail, comp, ord };
+
+	for (size_t i = 0; i < N(fixed); i++)
+		tcase_add_checked_fixture(fixed[i], use_test_threshold, NULL);
+	tcase_set_timeout(dflt, 60);
+	tcase_add_loop_test(dflt, default_threshold_is_one_mib, 0, N(default_sizes));
+	suite_add_tcase(s, dflt);
 
 	tcase_set_timeout(sz, 60);
 	tcase_add_loop_test(sz, scopy_sizes_around_the_threshold_arrive_intact, 0,
