@@ -41,7 +41,7 @@
 /* "fi_xshm://" + 16 hex + "/" + 16 hex + NUL */
 #define XSHM_ADDR_LEN		44
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
-#define XSHM_SCOPY_THRESHOLD	(1 << 20) /* measured default: larger ones are pulled */
+#define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \

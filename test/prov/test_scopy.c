@@ -1,5 +1,5 @@
 /*
- * Single copy: a message larger than FI_XSHM_SCOPY_THRESHOLD (1 MiB by
+ * Single copy: a message larger than FI_XSHM_SCOPY_THRESHOLD (4 MiB by
  * default) travels as one RTS naming the sender's buffers; the receiver pulls
  * them (process_vm_readv) once the message is matched and acks, and only then
  * does the send complete.
@@ -26,7 +26,7 @@
 
 #define TAG		0x5c09e00000000a11ULL
 #define THRESHOLD	32768		/* set by use_test_threshold() */
-#define DEFAULT_THRESHOLD (1 << 20)	/* the documented default */
+#define DEFAULT_THRESHOLD (4 << 20)	/* the documented default */
 #define KiB		((size_t)1 << 10)
 #define MiB		((size_t)1 << 20)
 #define MAX_IOV		8
@@ -755,7 +755,7 @@ static void use_test_threshold(void)
 
 static const size_t default_sizes[] = { DEFAULT_THRESHOLD, DEFAULT_THRESHOLD + 1 };
 
-START_TEST(default_threshold_is_one_mib)
+START_TEST(default_threshold_is_four_mib)
 {
 	size_t size = default_sizes[_i];
 	struct xfer t = flat(size, size);
@@ -929,7 +929,7 @@ static Suite *scopy_suite(void)
 	for (size_t i = 0; i < N(fixed); i++)
 		tcase_add_checked_fixture(fixed[i], use_test_threshold, NULL);
 	tcase_set_timeout(dflt, 60);
-	tcase_add_loop_test(dflt, default_threshold_is_one_mib, 0, N(default_sizes));
+	tcase_add_loop_test(dflt, default_threshold_is_four_mib, 0, N(default_sizes));
 	suite_add_tcase(s, dflt);
 
 	tcase_set_timeout(sz, 60);
