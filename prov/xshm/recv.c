@@ -157,15 +157,11 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 	/* Otherwise it waits, whole, in the owner's unexpected queue. */
 }
 
-static struct xshm_rx_msg *new_msg(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-				   const void *data, fi_addr_t src)
+static void init_msg(struct xshm_rx_msg *msg, struct xshm_ep *ep,
+		     const struct xshm_cmd *cmd, const void *data, fi_addr_t src)
 {
-	struct xshm_rx_msg *msg = calloc(1, sizeof(*msg));
-
-	if (!msg)
-		return NULL;
+	memset(msg, 0, sizeof(*msg));
 	msg->ep = ep;
-	xshm_dlist_append(&ep->rx_active, &msg->link);
 	msg->src_ep_id = cmd->src_ep_id;
 	msg->src_addr = src;
 	msg->op = cmd->op;
@@ -178,7 +174,37 @@ static struct xshm_rx_msg *new_msg(struct xshm_ep *ep, const struct xshm_cmd *cm
 		msg->is_rts = true;
 		memcpy(&msg->rts, data, sizeof(msg->rts));
 	}
+}
+
+/* A message that outlives its first cell: kept in ep->rx_active. */
+static struct xshm_rx_msg *keep_msg(const struct xshm_rx_msg *local)
+{
+	struct xshm_rx_msg *msg = malloc(sizeof(*msg));
+
+	if (msg) {
+		*msg = *local;
+		xshm_dlist_append(&msg->ep->rx_active, &msg->link);
+	}
 	return msg;
+}
+
+/* No memory to keep a message: it is lost, and said so where possible. */
+static void drop_for_memory(struct xshm_rx_msg *local, int ret)
+{
+	XSHM_WARN(FI_LOG_EP_DATA, "no memory: message dropped\n");
+	if (ret == -FI_ENOENT) {
+		local->entry->srx->owner_ops->free_entry(local->entry);
+	} else if (!ret) {
+		struct fi_cq_err_entry err = {
+			.op_context = local->entry->context,
+			.flags = FI_RECV | (local->op == XSHM_OP_TAGGED ?
+					    FI_TAGGED : FI_MSG),
+			.err = FI_ENOMEM, .prov_errno = FI_ENOMEM,
+		};
+
+		xshm_report_rx_err(local->ep, &err);
+		local->entry->srx->owner_ops->free_entry(local->entry);
+	}
 }
 
 static int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
@@ -224,14 +250,27 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 {
 	fi_addr_t src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
 	struct fi_peer_rx_entry *entry = NULL;
-	struct xshm_rx_msg *msg = new_msg(ep, cmd, data, src);
+	struct xshm_rx_msg local, *msg;
 	int ret;
 
-	if (!msg) {
-		XSHM_WARN(FI_LOG_EP_DATA, "no memory: message dropped\n");
+	init_msg(&local, ep, cmd, data, src);
+	ret = get_entry(ep, cmd, src, &entry);
+	local.entry = entry;
+	if (!ret && (local.is_rts || cmd->chunk_len == cmd->msg_size)) {
+		/* The common case, matched and whole: nothing to keep. */
+		local.started = true;
+		if (local.is_rts)
+			local.received = local.size;
+		else
+			store_chunk(&local, data, cmd->chunk_len);
+		complete_msg(&local);
 		return;
 	}
-	ret = get_entry(ep, cmd, src, &entry);
+	msg = keep_msg(&local);
+	if (!msg) {
+		drop_for_memory(&local, ret);
+		return;
+	}
 	if (ret == -FI_ENOENT && hold_unexpected(msg, entry)) {
 		entry->srx->owner_ops->free_entry(entry);
 		ret = -FI_ENOMEM;
