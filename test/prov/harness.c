@@ -588,28 +588,13 @@ int xt_poll(struct xt_cq *cq, struct xt_cq *also, int timeout_ms, struct xt_comp
 void xt_expect_comp_at(const char *file, int line, struct xt_cq *cq,
 		       struct xt_cq *also, struct xt_comp *out)
 {
-	char perr[128];
-	const char *s;
-
-	if (xt_poll(cq, also, XT_TIMEOUT_MS, out) != 0)
-		xt_fail(file, line, NULL, "no completion within %d ms", XT_TIMEOUT_MS);
-	if (!out->is_err)
-		return;
-	s = fi_cq_strerror(cq->fid, out->err.prov_errno, out->err.err_data,
-			   perr, sizeof(perr));
-	xt_fail(file, line, NULL, "error completion: err %d (%s), flags 0x%llx, prov: %s",
-		out->err.err, fi_strerror(abs(out->err.err)),
-		(unsigned long long)out->err.flags, s ? s : "?");
+	xt_expect_comp_within_at(file, line, cq, also, XT_TIMEOUT_MS, out);
 }
 
 void xt_expect_err_at(const char *file, int line, struct xt_cq *cq,
 		      struct xt_cq *also, struct xt_comp *out)
 {
-	if (xt_poll(cq, also, XT_TIMEOUT_MS, out) != 0)
-		xt_fail(file, line, NULL, "no completion within %d ms", XT_TIMEOUT_MS);
-	if (!out->is_err)
-		xt_fail(file, line, NULL, "expected an error, got a completion: flags 0x%llx, len %zu",
-			(unsigned long long)out->e.flags, out->e.len);
+	xt_expect_err_within_at(file, line, cq, also, XT_TIMEOUT_MS, out);
 }
 
 void xt_expect_none_at(const char *file, int line, struct xt_cq *cq,
