@@ -304,8 +304,7 @@ static int import_owner(struct xshm_cntr *cntr, void *context)
 {
 	struct fi_peer_cntr_context *peer = context;
 
-	if (!peer || peer->size < sizeof(*peer) || !peer->cntr ||
-	    !peer->cntr->owner_ops)
+	if (!XSHM_CONTEXT_OK(peer, cntr) || !peer->cntr->owner_ops)
 		return -FI_EINVAL;
 	cntr->sink = peer->cntr;
 	cntr->cntr_fid.ops = &xshm_cntr_import_ops;

@@ -450,8 +450,7 @@ static int import_owner(struct xshm_cq *cq, void *context)
 {
 	struct fi_peer_cq_context *peer = context;
 
-	if (!peer || peer->size < sizeof(*peer) || !peer->cq ||
-	    !peer->cq->owner_ops)
+	if (!XSHM_CONTEXT_OK(peer, cq) || !peer->cq->owner_ops)
 		return -FI_EINVAL;
 	cq->owner = peer->cq;
 	cq->peer_cq.owner_ops = &xshm_cq_forward_ops;

@@ -8,9 +8,6 @@
 
 #include "xshm.h"
 
-#define XSHM_CONTEXT_OK(ctx, field) \
-	((ctx) && (ctx)->size >= sizeof(*(ctx)) && (ctx)->field)
-
 /*
  * The SRX fid an owner gets back: a handle to bind xshm endpoints to.  The
  * receives themselves are posted to the owner, so its data calls refuse.

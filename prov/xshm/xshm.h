@@ -164,7 +164,12 @@ int xshm_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 int xshm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq, void *context);
 
-/* FI_PEER imports (import.c). */
+/* FI_PEER imports (import.c, cq.c, cntr.c). */
+
+/* A peer context as fi_peer(3) checks it: present, whole, naming an object. */
+#define XSHM_CONTEXT_OK(ctx, field) \
+	((ctx) && (ctx)->size >= sizeof(*(ctx)) && (ctx)->field)
+
 int xshm_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		     struct fid_ep **rx_ep, void *context);
 struct fid_peer_srx *xshm_srx_import_bind(struct fid *fid);
