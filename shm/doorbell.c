@@ -12,6 +12,12 @@
  * sends the byte, which waits in the bound socket until poll reports it.
  * While nobody is armed a sender pays one fence and one load, no syscall.
  *
+ * An owner whose endpoint has no wait object never arms, so its region does
+ * not advertise XSHM_FEATURE_DOORBELL and its senders skip even the fence:
+ * the fence would stall every send until the cell's cache line reached the
+ * receiver's core.  The flag is fixed before the region is published, so a
+ * sender cannot see it change.
+ *
  * Abstract names carry no permissions: any local process may ring (a
  * spurious wakeup, harmless) or squat a name (our open fails and the waiter
  * falls back to polling).  Nothing read from a doorbell is trusted.
@@ -141,6 +147,8 @@ static void send_ring(uint64_t ep_id)
 
 void xshm_doorbell_ring(const struct xshm_region *peer)
 {
+	if (!(peer->hdr->features & XSHM_FEATURE_DOORBELL))
+		return;
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&peer->hdr->waiters, memory_order_relaxed))
 		send_ring(peer->ep_id);

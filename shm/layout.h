@@ -51,6 +51,8 @@ struct xshm_region_hdr {
 
 /* The owner can pull large messages from its senders (single copy). */
 #define XSHM_FEATURE_PULL	(1u << 0)
+/* The owner may sleep on its doorbell: senders must check waiters. */
+#define XSHM_FEATURE_DOORBELL	(1u << 1)
 
 /*
  * Multi-producer single-consumer ring of fixed-size cells (per-cell sequence

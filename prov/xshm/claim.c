@@ -138,6 +138,6 @@ int xshm_srx_cancel(struct xshm_srx *srx, struct xshm_ep *ep, void *context)
 		    (entry->multi_recv ? FI_MULTI_RECV : 0);
 	err.tag = entry->peer.tag;
 	xshm_report_rx_err(ep, &err);
-	free(entry);
+	srx->peer_srx.owner_ops->free_entry(&entry->peer);
 	return 0;
 }

@@ -15,6 +15,12 @@ static struct xshm_cq *to_cq(struct fid_cq *cq_fid)
 	return xshm_container_of(cq_fid, struct xshm_cq, cq_fid);
 }
 
+/* The capacity is a power of two, so positions wrap with a mask. */
+static size_t comp_slot(const struct xshm_cq *cq, size_t pos)
+{
+	return pos & (cq->comp_cap - 1);
+}
+
 static int comps_grow(struct xshm_cq *cq)
 {
 	size_t cap = cq->comp_cap ? cq->comp_cap * 2 : 64;
@@ -23,7 +29,7 @@ static int comps_grow(struct xshm_cq *cq)
 	if (!comps)
 		return -FI_ENOMEM;
 	for (size_t i = 0; i < cq->comp_count; i++)
-		comps[i] = cq->comps[(cq->comp_head + i) % cq->comp_cap];
+		comps[i] = cq->comps[comp_slot(cq, cq->comp_head + i)];
 	free(cq->comps);
 	cq->comps = comps;
 	cq->comp_cap = cap;
@@ -37,7 +43,7 @@ static struct xshm_cq_comp *comp_push(struct xshm_cq *cq)
 
 	if (cq->comp_count == cq->comp_cap && comps_grow(cq))
 		return NULL;
-	comp = &cq->comps[(cq->comp_head + cq->comp_count) % cq->comp_cap];
+	comp = &cq->comps[comp_slot(cq, cq->comp_head + cq->comp_count)];
 	cq->comp_count++;
 	return comp;
 }
@@ -180,7 +186,7 @@ static ssize_t xshm_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		out += format_entry(cq->format, out, &comp->entry);
 		if (src_addr)
 			src_addr[read] = comp->src;
-		cq->comp_head = (cq->comp_head + 1) % cq->comp_cap;
+		cq->comp_head = comp_slot(cq, cq->comp_head + 1);
 		cq->comp_count--;
 		read++;
 	}
@@ -217,7 +223,7 @@ static ssize_t xshm_cq_readerr(struct fid_cq *cq_fid,
 		buf->err_data = err_data;
 		buf->err_data_size = 0;
 		free(comp->err);
-		cq->comp_head = (cq->comp_head + 1) % cq->comp_cap;
+		cq->comp_head = comp_slot(cq, cq->comp_head + 1);
 		cq->comp_count--;
 		ret = 1;
 	}
@@ -347,7 +353,7 @@ static int xshm_cq_close(struct fid *fid)
 	if (atomic_load(&cq->ref))
 		return -FI_EBUSY;
 	for (size_t i = 0; i < cq->comp_count; i++)
-		free(cq->comps[(cq->comp_head + i) % cq->comp_cap].err);
+		free(cq->comps[comp_slot(cq, cq->comp_head + i)].err);
 	atomic_fetch_sub(&cq->domain->ref, 1);
 	xshm_wait_fini(&cq->wait);
 	free(cq->comps);

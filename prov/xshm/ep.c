@@ -104,7 +104,8 @@ static int create_region(struct xshm_ep *ep, bool fixed_id)
 	int ret = -EEXIST;
 
 	geom.auth_digest = ep->auth_digest;
-	geom.features = ep->scopy ? XSHM_FEATURE_PULL : 0;
+	geom.features = (ep->scopy ? XSHM_FEATURE_PULL : 0) |
+			(ep->may_sleep ? XSHM_FEATURE_DOORBELL : 0);
 
 	for (int tries = 0; tries < XSHM_CREATE_TRIES && ret == -EEXIST; tries++) {
 		if (tries && fixed_id)
@@ -185,9 +186,10 @@ static int xshm_ep_close(struct fid *fid)
 	ep->closing = true;
 	xshm_tx_abort_all(ep);
 	xshm_ack_close(ep);
+	/* Before the SRX goes: messages still arriving give back its entries. */
+	xshm_rx_abort_all(ep);
 	if (ep->own_srx)
 		xshm_srx_destroy(ep->own_srx);
-	xshm_rx_abort_all(ep);
 	if (ep->tx_cq_obj)
 		xshm_cq_remove_ep(ep->tx_cq_obj, ep);
 	if (ep->rx_cq_obj && ep->rx_cq_obj != ep->tx_cq_obj)

@@ -21,6 +21,17 @@ static size_t iov_copy(const struct iovec *iov, size_t count, size_t offset,
 {
 	size_t done = 0;
 
+	/* The common case, one buffer, without the walk. */
+	if (count == 1 && len <= iov[0].iov_len &&
+	    offset <= iov[0].iov_len - len) {
+		char *base = (char *) iov[0].iov_base + offset;
+
+		if (to_iov)
+			memcpy(base, buf, len);
+		else
+			memcpy(buf, base, len);
+		return len;
+	}
 	for (size_t i = 0; i < count && done < len; i++) {
 		char *base = iov[i].iov_base;
 		size_t n;

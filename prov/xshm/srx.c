@@ -4,7 +4,9 @@
  * messages, matches them, and hands matched entries to the endpoint through
  * the peer ops -- the same calls an owner provider's SRX would make.
  */
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xshm.h"
 
@@ -28,13 +30,29 @@ static bool addr_matches(fi_addr_t wanted, fi_addr_t from)
 	return wanted == FI_ADDR_UNSPEC || wanted == from;
 }
 
+/*
+ * Entries are recycled through a free list: a receive is posted and freed
+ * for every message, and malloc plus zeroing the iov arrays cost more than
+ * the rest of the small-message path.  Only the fields before iov need
+ * clearing; iov and desc are always written before they are read.
+ */
 static struct xshm_rx_entry *entry_alloc(struct xshm_srx *srx)
 {
-	struct xshm_rx_entry *entry = calloc(1, sizeof(*entry));
+	struct xshm_rx_entry *entry = srx->free_entries;
 
 	if (entry)
-		entry->peer.srx = &srx->peer_srx;
+		srx->free_entries = entry->next_free;
+	else if (!(entry = malloc(sizeof(*entry))))
+		return NULL;
+	memset(entry, 0, offsetof(struct xshm_rx_entry, iov));
+	entry->peer.srx = &srx->peer_srx;
 	return entry;
+}
+
+static void entry_free(struct xshm_srx *srx, struct xshm_rx_entry *entry)
+{
+	entry->next_free = srx->free_entries;
+	srx->free_entries = entry;
 }
 
 /* First posted receive that accepts a message; NULL if none. */
@@ -90,7 +108,7 @@ static struct xshm_rx_entry *carve(struct xshm_srx *srx,
 	if (!left || left < srx->min_multi_recv) {
 		entry->peer.flags |= FI_MULTI_RECV;
 		unpost(srx, parent);
-		free(parent);
+		entry_free(srx, parent);
 	}
 	return entry;
 }
@@ -178,7 +196,7 @@ static void xshm_srx_foreach_unspec_addr(struct fid_peer_srx *peer_srx,
 
 static void xshm_srx_free_entry(struct fi_peer_rx_entry *entry)
 {
-	free(to_entry(entry));
+	entry_free(to_srx(entry->srx), to_entry(entry));
 }
 
 static struct fi_ops_srx_owner xshm_srx_owner_ops = {
@@ -326,13 +344,23 @@ static void discard_all(struct xshm_srx *srx, struct xshm_dlist *list)
 	}
 }
 
-static void free_all(struct xshm_dlist *list)
+static void free_all(struct xshm_srx *srx, struct xshm_dlist *list)
 {
 	while (!xshm_dlist_empty(list)) {
 		struct xshm_dlist *item = list->next;
 
 		xshm_dlist_remove(item);
-		free(to_entry((struct fi_peer_rx_entry *) item));
+		entry_free(srx, to_entry((struct fi_peer_rx_entry *) item));
+	}
+}
+
+static void release_free_entries(struct xshm_srx *srx)
+{
+	while (srx->free_entries) {
+		struct xshm_rx_entry *entry = srx->free_entries;
+
+		srx->free_entries = entry->next_free;
+		free(entry);
 	}
 }
 
@@ -342,7 +370,8 @@ void xshm_srx_destroy(struct xshm_srx *srx)
 	discard_all(srx, &srx->unexp_msg);
 	discard_all(srx, &srx->unexp_tag);
 	discard_all(srx, &srx->claimed);
-	free_all(&srx->posted_msg);
-	free_all(&srx->posted_tag);
+	free_all(srx, &srx->posted_msg);
+	free_all(srx, &srx->posted_tag);
+	release_free_entries(srx);
 	free(srx);
 }

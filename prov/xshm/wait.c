@@ -78,6 +78,7 @@ int xshm_wait_add_ep(struct xshm_wait *wait, struct xshm_ep *ep)
 
 	if (!xshm_wait_can_sleep(wait))
 		return 0;
+	ep->may_sleep = true;	/* advertised when its region is created */
 	for (size_t i = 0; i < wait->nr_members; i++)
 		if (wait->members[i].ep == ep)
 			return 0;

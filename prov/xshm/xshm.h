@@ -362,6 +362,7 @@ struct xshm_rx_entry {
 	uint64_t ignore;
 	bool multi_recv;		/* a multi-receive buffer, carved per message */
 	size_t multi_used;
+	struct xshm_rx_entry *next_free;	/* on xshm_srx.free_entries */
 	struct iovec iov[XSHM_IOV_LIMIT];
 	void *desc[XSHM_IOV_LIMIT];
 };
@@ -375,6 +376,7 @@ struct xshm_srx {
 	struct xshm_dlist unexp_msg;
 	struct xshm_dlist unexp_tag;
 	struct xshm_dlist claimed;	/* peeked with FI_CLAIM, awaiting FI_CLAIM */
+	struct xshm_rx_entry *free_entries;	/* recycled, see srx.c */
 	size_t posted;			/* receives queued by the user */
 	size_t max_posted;
 	size_t min_multi_recv;
@@ -485,6 +487,7 @@ struct xshm_ep {
 	struct xshm_region region;	/* inbound ring and buffers */
 	bool enabled;
 	bool closing;
+	bool may_sleep;			/* a bound CQ or counter can block */
 	struct xshm_dlist tx_queue;	/* of struct xshm_tx_op, in post order */
 	size_t tx_queued;
 	struct xshm_dlist rx_active;	/* of struct xshm_rx_msg */
