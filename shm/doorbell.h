@@ -42,7 +42,8 @@ void xshm_doorbell_disarm(struct xshm_region *own);
 
 /*
  * Sender, after publishing into peer's ring: wake the peer if it sleeps.
- * Costs a fence and a load while the peer is not armed.
+ * Costs a fence and a load while the peer is not armed, nothing when its
+ * region does not advertise XSHM_FEATURE_DOORBELL.
  */
 void xshm_doorbell_ring(const struct xshm_region *peer);
 

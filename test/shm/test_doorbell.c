@@ -21,10 +21,12 @@
 #define TEST_TIMEOUT	30
 #define RING_THREADS	8
 
+/* Receivers here sleep on their doorbells, so they advertise it. */
 static const struct xshm_region_geom test_geom = {
 	.ring_cells = 64,
 	.pool_bufs = 4,
 	.buf_size = 4096,
+	.features = XSHM_FEATURE_DOORBELL,
 };
 
 static uint64_t now_ms(void)
@@ -61,14 +63,19 @@ struct receiver {
 	uint64_t ep_id;
 };
 
-static void receiver_open(struct receiver *r)
+static void receiver_open_geom(struct receiver *r,
+			       const struct xshm_region_geom *geom)
 {
 	r->ep_id = test_ep_id();
-	ck_assert_int_eq(xshm_region_create(&r->region, 1, r->ep_id,
-					    &test_geom), 0);
+	ck_assert_int_eq(xshm_region_create(&r->region, 1, r->ep_id, geom), 0);
 	xshm_doorbell_init(&r->bell);
 	ck_assert_int_eq(xshm_doorbell_open(&r->bell, r->ep_id), 0);
 	ck_assert_int_ge(r->bell.fd, 0);
+}
+
+static void receiver_open(struct receiver *r)
+{
+	receiver_open_geom(r, &test_geom);
 }
 
 static void receiver_close(struct receiver *r)
@@ -151,6 +158,23 @@ START_TEST(no_datagram_while_not_armed)
 	xshm_doorbell_arm(&r.region);
 	join(spawn_sender(r.ep_id, 3, 0));
 	ck_assert_int_eq(count_datagrams(r.bell.fd), 3);
+	xshm_doorbell_disarm(&r.region);
+	receiver_close(&r);
+}
+END_TEST
+
+/* An owner that never sleeps does not advertise a doorbell: no syscalls. */
+START_TEST(no_datagram_without_doorbell_feature)
+{
+	struct xshm_region_geom geom = test_geom;
+	struct receiver r;
+
+	geom.features = 0;
+	receiver_open_geom(&r, &geom);
+	xshm_doorbell_arm(&r.region);
+	join(spawn_sender(r.ep_id, 3, 0));
+	ck_assert(!readable(r.bell.fd, 100));
+	ck_assert_int_eq(count_datagrams(r.bell.fd), 0);
 	xshm_doorbell_disarm(&r.region);
 	receiver_close(&r);
 }
@@ -273,6 +297,7 @@ static Suite *doorbell_suite(void)
 	tcase_set_timeout(tc, TEST_TIMEOUT);
 	tcase_add_test(tc, ring_wakes_armed_poll_in_other_process);
 	tcase_add_test(tc, no_datagram_while_not_armed);
+	tcase_add_test(tc, no_datagram_without_doorbell_feature);
 	tcase_add_test(tc, arm_counts_waiters);
 	tcase_add_test(tc, drain_empties_the_fd);
 	tcase_add_test(tc, open_twice_is_idempotent);
