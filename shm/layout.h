@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	2
+#define XSHM_LAYOUT_VERSION	3
 #define XSHM_NAME_MAX		48
 
 /* Command cells: one ring slot, the unit a sender pushes. */
@@ -89,6 +89,7 @@ enum {
 	XSHM_PROTO_INLINE = 1,	/* in the cell, after the header */
 	XSHM_PROTO_BUF,		/* in pool buffer buf_index of the receiver */
 	XSHM_PROTO_RTS,		/* a struct xshm_rts: pull from the sender */
+	XSHM_PROTO_CELLS,	/* in this cell and the cells after it */
 };
 
 #define XSHM_CMD_REMOTE_CQ_DATA	(1u << 0)
@@ -112,6 +113,17 @@ struct xshm_cmd {
 
 #define XSHM_CMD_HDR_SIZE	offsetof(struct xshm_cmd, data)
 #define XSHM_INLINE_MAX		(XSHM_CELL_SIZE - XSHM_CMD_HDR_SIZE)
+
+/*
+ * XSHM_PROTO_CELLS: a message too big for one cell but small enough that a
+ * bounce buffer costs more than it saves.  The first cell carries a command
+ * and XSHM_INLINE_MAX bytes; the next ones, claimed with it in one
+ * reservation, carry only their sequence number and XSHM_CELL_PAYLOAD bytes.
+ */
+#define XSHM_CELL_PAYLOAD	(XSHM_CELL_SIZE - sizeof(uint64_t))
+#define XSHM_CELLS_MSG_MAX	4096
+#define XSHM_CELLS_MAX		(1 + (XSHM_CELLS_MSG_MAX - XSHM_INLINE_MAX + \
+				      XSHM_CELL_PAYLOAD - 1) / XSHM_CELL_PAYLOAD)
 
 /*
  * Ready to send: the inline payload of an XSHM_PROTO_RTS command, naming
@@ -151,6 +163,7 @@ static_assert(sizeof(struct xshm_cmd) == 56, "command header layout");
 static_assert(XSHM_INLINE_MAX == 200, "inline payload");
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
+static_assert(XSHM_CELLS_MAX <= XSHM_RING_CELLS / 4, "cells fit one claim");
 static_assert(offsetof(struct xshm_ring, cells) % XSHM_CACHE_LINE == 0,
 	      "ring cells aligned");
 static_assert(sizeof(struct xshm_index_cell) == 16, "index cell layout");

@@ -135,6 +135,80 @@ void xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell)
 	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
 }
 
+void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos)
+{
+	return cell_at(ref, pos);
+}
+
+/* Whether the n cells from pos are free in pos's lap; -1: pos is stale. */
+static int run_free(const struct xshm_ring_ref *ref, uint64_t pos, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t seq = atomic_load_explicit(seq_of(cell_at(ref, pos + i)),
+						    memory_order_acquire);
+		int64_t diff = (int64_t) (seq - (pos + i));
+
+		if (diff < 0)
+			return 0;
+		if (diff > 0)
+			return -1;
+	}
+	return 1;
+}
+
+int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
+			uint64_t *pos)
+{
+	_Atomic uint64_t *tail = &ref->ring->tail;
+	uint64_t at = atomic_load_explicit(tail, memory_order_relaxed);
+
+	if (n == 0 || n > (ref->mask + 1) / 4)
+		return -EINVAL;
+	for (;;) {
+		int state = run_free(ref, at, n);
+		uint64_t now;
+
+		if (state > 0) {
+			if (atomic_compare_exchange_weak_explicit(
+				    tail, &at, at + n, memory_order_relaxed,
+				    memory_order_relaxed)) {
+				*pos = at;
+				return 0;
+			}
+			continue;
+		}
+		if (state == 0)
+			return -EAGAIN;
+		/* As in claim(): a later lap with an unchanged tail is corruption. */
+		now = atomic_load_explicit(tail, memory_order_relaxed);
+		if (now == at)
+			return -EAGAIN;
+		at = now;
+	}
+}
+
+void *xshm_ring_peek_at(const struct xshm_ring_ref *ref, uint32_t i)
+{
+	uint64_t pos = atomic_load_explicit(&ref->ring->head,
+					    memory_order_relaxed) + i;
+	unsigned char *cell = cell_at(ref, pos);
+	uint64_t seq = atomic_load_explicit(seq_of(cell), memory_order_acquire);
+
+	return seq == pos + 1 ? cell : NULL;
+}
+
+void xshm_ring_release_n(const struct xshm_ring_ref *ref, uint32_t n)
+{
+	uint64_t head = atomic_load_explicit(&ref->ring->head,
+					     memory_order_relaxed);
+
+	atomic_store_explicit(&ref->ring->head, head + n, memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++)
+		atomic_store_explicit(seq_of(cell_at(ref, head + i)),
+				      head + i + ref->mask + 1,
+				      memory_order_release);
+}
+
 void *xshm_ring_peek(const struct xshm_ring_ref *ref)
 {
 	uint64_t head = atomic_load_explicit(&ref->ring->head,

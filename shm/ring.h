@@ -42,9 +42,25 @@ int xshm_ring_attach(struct xshm_ring_ref *ref, struct xshm_ring *ring,
 void *xshm_ring_reserve(const struct xshm_ring_ref *ref);	/* NULL: full */
 void xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell);
 
+/*
+ * n consecutive positions in one claim, so that one message can span
+ * several cells that no other producer's cell separates.  Returns the
+ * first position (the cells are xshm_ring_cell(ref, pos + i)), or -EAGAIN
+ * when fewer than n cells are free; n must be at most ncells / 4.  Each
+ * cell is committed on its own: commit the first one last, and a consumer
+ * that sees it published finds the others published too.
+ */
+int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
+			uint64_t *pos);
+void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos);
+
 /* Consumer side (one thread at a time). */
 void *xshm_ring_peek(const struct xshm_ring_ref *ref);		/* NULL: empty */
 void xshm_ring_release(const struct xshm_ring_ref *ref, void *cell);
+/* The published cell i places after the head, or NULL. */
+void *xshm_ring_peek_at(const struct xshm_ring_ref *ref, uint32_t i);
+/* Releases the head cell and the n - 1 after it. */
+void xshm_ring_release_n(const struct xshm_ring_ref *ref, uint32_t n);
 
 /*
  * Multi-consumer dequeue: copies the len bytes that follow the cell's

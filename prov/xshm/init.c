@@ -44,8 +44,19 @@ static void xshm_read_params(void)
 		"Messages larger than this many bytes are pulled with a single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
 
+	fi_param_define(&xshm_prov, "cells_threshold", FI_PARAM_SIZE_T,
+		"Messages of more than one cell and at most this many bytes "
+		"travel in consecutive ring cells rather than a bounce buffer "
+		"(default: %zu, at most %zu).", (size_t) XSHM_CELLS_THRESHOLD,
+		(size_t) XSHM_CELLS_MSG_MAX);
+
 	xshm_params.cma = true;
 	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
+	xshm_params.cells_threshold = XSHM_CELLS_THRESHOLD;
+	fi_param_get_size_t(&xshm_prov, "cells_threshold",
+			    &xshm_params.cells_threshold);
+	if (xshm_params.cells_threshold > XSHM_CELLS_MSG_MAX)
+		xshm_params.cells_threshold = XSHM_CELLS_MSG_MAX;
 	fi_param_get_bool(&xshm_prov, "cma", &cma);
 	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
 			    &xshm_params.scopy_threshold);

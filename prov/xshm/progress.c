@@ -12,8 +12,7 @@ void xshm_ep_progress(struct xshm_ep *ep)
 
 		if (!cmd)
 			break;
-		xshm_rx_handle_cmd(ep, cmd);
-		xshm_ring_release(ring, cmd);
+		xshm_ring_release_n(ring, xshm_rx_handle_cmd(ep, cmd));
 	}
 	xshm_ack_flush(ep);
 	if (!xshm_dlist_empty(&ep->tx_wait_ack))

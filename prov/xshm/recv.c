@@ -176,6 +176,23 @@ static void init_msg(struct xshm_rx_msg *msg, struct xshm_ep *ep,
 	}
 }
 
+/*
+ * Where the payload of a message's first command is: one piece, or for
+ * XSHM_PROTO_CELLS the first cell's data and then the cells after it.
+ */
+struct rx_payload {
+	const void *piece[XSHM_CELLS_MAX];
+	uint32_t len[XSHM_CELLS_MAX];
+	uint32_t count;
+};
+
+static void store_payload(struct xshm_rx_msg *msg,
+			  const struct rx_payload *payload)
+{
+	for (uint32_t i = 0; i < payload->count; i++)
+		store_chunk(msg, payload->piece[i], payload->len[i]);
+}
+
 /* A message that outlives its first cell: kept in ep->rx_active. */
 static struct xshm_rx_msg *keep_msg(const struct xshm_rx_msg *local)
 {
@@ -246,8 +263,9 @@ static void queue_unexpected(struct xshm_rx_msg *msg)
 
 /* The first cell of a message: match it, then deliver or hold its data. */
 static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			 const void *data)
+			 const struct rx_payload *payload)
 {
+	const void *data = payload->piece[0];
 	fi_addr_t src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
 	struct fi_peer_rx_entry *entry = NULL;
 	struct xshm_rx_msg local, *msg;
@@ -262,7 +280,7 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		if (local.is_rts)
 			local.received = local.size;
 		else
-			store_chunk(&local, data, cmd->chunk_len);
+			store_payload(&local, payload);
 		complete_msg(&local);
 		return;
 	}
@@ -287,7 +305,7 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (msg->is_rts)
 		msg->received = msg->size;	/* all there, to be pulled */
 	else
-		store_chunk(msg, data, cmd->chunk_len);
+		store_payload(msg, payload);
 	if (ret == -FI_ENOENT)
 		queue_unexpected(msg);
 	else if (msg->received == msg->size)
@@ -364,6 +382,11 @@ static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED) &&
 		       cmd->chunk_len == sizeof(struct xshm_rts) &&
 		       cmd->msg_size <= XSHM_MAX_MSG_SIZE;
+	if (cmd->proto == XSHM_PROTO_CELLS)
+		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED) &&
+		       cmd->msg_size > XSHM_INLINE_MAX &&
+		       cmd->msg_size <= XSHM_CELLS_MSG_MAX &&
+		       cmd->chunk_len == cmd->msg_size;
 	if (cmd->op < XSHM_OP_MSG || cmd->op > XSHM_OP_CHUNK ||
 	    cmd->msg_size > XSHM_MAX_MSG_SIZE || cmd->chunk_len > cmd->msg_size ||
 	    (cmd->op != XSHM_OP_CHUNK && !cmd->chunk_len && cmd->msg_size))
@@ -376,40 +399,94 @@ static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 }
 
 /*
- * The cell stays writable by its sender: work from a private copy of its
- * header so that what was validated is what is used.
+ * The cells after the head that carry the rest of an XSHM_PROTO_CELLS
+ * message.  The sender published them before the first one; false if it
+ * did not.
  */
-void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
+static bool gather_cells(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			 struct rx_payload *payload)
 {
+	size_t left = cmd->msg_size - XSHM_INLINE_MAX;
+
+	payload->len[0] = XSHM_INLINE_MAX;
+	for (payload->count = 1; left; payload->count++) {
+		const unsigned char *cell =
+			xshm_ring_peek_at(&ep->region.ring, payload->count);
+		uint32_t len = left < XSHM_CELL_PAYLOAD ?
+			       (uint32_t) left : XSHM_CELL_PAYLOAD;
+
+		if (!cell)
+			return false;
+		payload->piece[payload->count] = cell + sizeof(uint64_t);
+		payload->len[payload->count] = len;
+		left -= len;
+	}
+	return true;
+}
+
+/* Where the payload of a valid command is. */
+static bool locate_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			   const struct xshm_cmd *shared,
+			   const struct xshm_rts *rts,
+			   struct rx_payload *payload)
+{
+	payload->count = 1;
+	payload->len[0] = cmd->chunk_len;
+	switch (cmd->proto) {
+	case XSHM_PROTO_RTS:
+		payload->piece[0] = rts;
+		return true;
+	case XSHM_PROTO_BUF:
+		payload->piece[0] = xshm_pool_buf(&ep->region.pool,
+						  cmd->buf_index);
+		return true;
+	case XSHM_PROTO_CELLS:
+		payload->piece[0] = shared->data;
+		return gather_cells(ep, cmd, payload);
+	default:
+		payload->piece[0] = shared->data;
+		return true;
+	}
+}
+
+/* Cells a command occupies in the ring, the head cell included. */
+static uint32_t cells_used(const struct rx_payload *payload,
+			   const struct xshm_cmd *cmd)
+{
+	return cmd->proto == XSHM_PROTO_CELLS ? payload->count : 1;
+}
+
+/*
+ * The cell stays writable by its sender: work from a private copy of its
+ * header so that what was validated is what is used.  Returns the number
+ * of cells, from the head, that the command used.
+ */
+uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
+{
+	struct rx_payload payload;
 	struct xshm_cmd cmd;
 	struct xshm_rts rts;
-	const void *data;
 
 	memcpy(&cmd, shared, sizeof(cmd));
 	if (cmd.proto == XSHM_PROTO_RTS)
 		memcpy(&rts, shared->data, sizeof(rts));
 	if (!cmd_valid(ep, &cmd) ||
-	    (cmd.proto == XSHM_PROTO_RTS && !rts_valid(&cmd, &rts))) {
+	    (cmd.proto == XSHM_PROTO_RTS && !rts_valid(&cmd, &rts)) ||
+	    !locate_payload(ep, &cmd, shared, &rts, &payload)) {
 		XSHM_WARN(FI_LOG_EP_DATA, "malformed command dropped\n");
 		if (cmd.proto == XSHM_PROTO_BUF &&
 		    xshm_pool_buf(&ep->region.pool, cmd.buf_index))
 			xshm_pool_free(&ep->region.pool, cmd.buf_index);
-		return;
+		return 1;
 	}
 	if (!xshm_av_sender_allowed(ep, cmd.src_ep_id)) {
 		if (cmd.proto == XSHM_PROTO_BUF)
 			xshm_pool_free(&ep->region.pool, cmd.buf_index);
-		return;
+		return cells_used(&payload, &cmd);
 	}
-	if (cmd.proto == XSHM_PROTO_RTS)
-		data = &rts;
-	else if (cmd.proto == XSHM_PROTO_INLINE)
-		data = shared->data;
-	else
-		data = xshm_pool_buf(&ep->region.pool, cmd.buf_index);
 	switch (cmd.op) {
 	case XSHM_OP_CHUNK:
-		handle_chunk(ep, &cmd, data);
+		handle_chunk(ep, &cmd, payload.piece[0]);
 		break;
 	case XSHM_OP_ACK:
 		xshm_ack_received(ep, cmd.src_ep_id, cmd.ack_id,
@@ -419,10 +496,11 @@ void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		handle_abort(ep, &cmd);
 		break;
 	default:
-		handle_first(ep, &cmd, data);
+		handle_first(ep, &cmd, &payload);
 	}
 	if (cmd.proto == XSHM_PROTO_BUF)
 		xshm_pool_free(&ep->region.pool, cmd.buf_index);
+	return cells_used(&payload, &cmd);
 }
 
 /*

@@ -45,6 +45,59 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 	return true;
 }
 
+static bool spans_cells(const struct xshm_tx_op *op)
+{
+	return op->total > XSHM_INLINE_MAX &&
+	       op->total <= xshm_params.cells_threshold;
+}
+
+/*
+ * The whole message in consecutive cells of one reservation (see
+ * XSHM_PROTO_CELLS): the first cell, which names the message, is
+ * committed last, so the receiver finds the rest already there.
+ */
+static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
+		       struct xshm_tx_op *op)
+{
+	uint32_t ncells = 1 + (uint32_t) ((op->total - XSHM_INLINE_MAX +
+					   XSHM_CELL_PAYLOAD - 1) /
+					  XSHM_CELL_PAYLOAD);
+	size_t offset = XSHM_INLINE_MAX;
+	struct xshm_cmd *cmd;
+	uint64_t pos;
+
+	if (xshm_ring_reserve_n(&peer->ring, ncells, &pos))
+		return false;
+	for (uint32_t i = 1; i < ncells; i++) {
+		unsigned char *cell = xshm_ring_cell(&peer->ring, pos + i);
+		size_t len = op->total - offset < XSHM_CELL_PAYLOAD ?
+			     op->total - offset : XSHM_CELL_PAYLOAD;
+
+		xshm_iov_copy_from(cell + sizeof(uint64_t), op->iov,
+				   op->iov_count, offset, len);
+		xshm_ring_commit(&peer->ring, cell);
+		offset += len;
+	}
+	cmd = xshm_ring_cell(&peer->ring, pos);
+	cmd->op = op->op;
+	cmd->proto = XSHM_PROTO_CELLS;
+	cmd->flags = op->cmd_flags;
+	cmd->buf_index = 0;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = op->tag;
+	cmd->cq_data = op->data;
+	cmd->msg_size = op->total;
+	cmd->chunk_len = (uint32_t) op->total;
+	cmd->ack_id = op->ack_id;
+	xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, 0,
+			   XSHM_INLINE_MAX);
+	xshm_ring_commit(&peer->ring, cmd);
+	xshm_doorbell_ring(peer);
+	op->sent = op->total;
+	op->started = true;
+	return true;
+}
+
 /* Pushes one cell of op; false when the peer's ring or pool is full. */
 static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 		      struct xshm_tx_op *op)
@@ -92,6 +145,8 @@ static bool push_op(struct xshm_ep *ep, struct xshm_region *peer,
 {
 	if (op->rts)
 		return op->started || push_rts(ep, peer, op);
+	if (spans_cells(op))
+		return op->started || push_cells(ep, peer, op);
 	while (!op->started || op->sent < op->total)
 		if (!push_cell(ep, peer, op))
 			return false;

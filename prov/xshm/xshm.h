@@ -42,6 +42,7 @@
 #define XSHM_ADDR_LEN		44
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
+#define XSHM_CELLS_THRESHOLD	4096	  /* measured default: smaller ones span cells */
 
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
@@ -119,6 +120,7 @@ struct xshm_params {
 	uint64_t node_id;
 	bool cma;			/* single copy allowed */
 	size_t scopy_threshold;		/* larger messages are pulled */
+	size_t cells_threshold;		/* smaller ones span ring cells */
 };
 extern struct xshm_params xshm_params;
 
@@ -536,7 +538,7 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		       int status);
 void xshm_ack_reap(struct xshm_ep *ep);
 void xshm_ack_close(struct xshm_ep *ep);
-void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
+uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
 fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
 

@@ -18,7 +18,8 @@
 static const size_t sizes[] = {
 	0, 1,
 	XSHM_INLINE_MAX - 1, XSHM_INLINE_MAX, XSHM_INLINE_MAX + 1,
-	4095, 4096, 4097,
+	XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD, XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD + 1,
+	XSHM_CELLS_MSG_MAX - 1, XSHM_CELLS_MSG_MAX, XSHM_CELLS_MSG_MAX + 1,
 	XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1,
 	2 * XSHM_BUF_SIZE - 1, 2 * XSHM_BUF_SIZE, 2 * XSHM_BUF_SIZE + 1,
 	(4 << 20) + 1,
@@ -89,6 +90,79 @@ END_TEST
 START_TEST(sizes_unexpected_untagged_message_arrives_intact)
 {
 	transfer(sizes[_i], false, true);
+}
+END_TEST
+
+/* Messages that span ring cells, sent from iovs that cut across the cells. */
+static const struct { size_t niov, len[3]; } cell_iovs[] = {
+	{ 2, { 100, 101 } },
+	{ 3, { 1, XSHM_INLINE_MAX, 1 } },
+	{ 3, { 1, 998, 1 } },
+	{ 3, { XSHM_CELL_PAYLOAD, XSHM_CELL_PAYLOAD, XSHM_CELLS_MSG_MAX - 2 * XSHM_CELL_PAYLOAD } },
+};
+
+START_TEST(sizes_cells_from_iovs_arrive_intact)
+{
+	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = true, .seed = 3, .tag = TAG,
+				  .niov = cell_iovs[_i].niov };
+	unsigned char *buf;
+	struct xt_comp c;
+	struct xt_rig r;
+
+	for (size_t i = 0; i < sc.niov; i++) {
+		sc.iov_len[i] = cell_iovs[_i].len[i];
+		sc.len += sc.iov_len[i];
+	}
+	sc.seed = sc.len;
+	buf = xt_alloc(sc.len + GUARD);
+	memset(buf, 0x5a, sc.len + GUARD);
+	xt_rig_start(&r, 1, 0);
+	xt_post_recv(&r.x, true, buf, sc.len, FI_ADDR_UNSPEC, TAG, 0, buf);
+	xt_remote_send(&r.x, &r.a, &sc);
+	xt_wait_rx(&r.x, &c);
+	check_received(&c, buf, sc.len, true);
+	XT_ASSERT(xt_remote_done(&r.x, &r.a).completed, "iov shape %d: no send completion", _i);
+	xt_rig_stop(&r);
+	free(buf);
+}
+END_TEST
+
+/*
+ * Messages of the largest size that spans cells, sent to ourselves without
+ * progress until the ring is full: -FI_EAGAIN, then all arrive, in order.
+ */
+START_TEST(sizes_cells_fill_the_ring_then_all_arrive)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	size_t len = XSHM_CELLS_MSG_MAX, sent = 0;
+	unsigned char *out = xt_alloc(len), *in = xt_alloc(len);
+	struct xt_comp c;
+	struct xt_ep x;
+	fi_addr_t self;
+	ssize_t rc;
+
+	xt_open(&x, &cfg);
+	self = xt_av_insert(&x, x.name);
+	for (;;) {
+		xt_fill(out, len, sent, 0);
+		rc = fi_tsend(x.ep, out, len, NULL, self, TAG, NULL);
+		if (rc == -FI_EAGAIN)
+			break;
+		XT_ASSERT_OK(rc);
+		XT_ASSERT(++sent <= XSHM_RING_CELLS, "more sends than ring cells");
+	}
+	XT_ASSERT(sent >= XSHM_RING_CELLS / XSHM_CELLS_MAX - 1, "only %zu sends fitted", sent);
+	for (size_t i = 0; i < sent; i++) {
+		xt_post_recv(&x, true, in, len, FI_ADDR_UNSPEC, TAG, 0, NULL);
+		xt_wait_rx(&x, &c);
+		XT_ASSERT(c.e.len == len, "message %zu: len %zu", i, c.e.len);
+		XT_ASSERT(xt_mismatch(in, len, i, 0) < 0, "message %zu out of order or damaged", i);
+	}
+	for (size_t i = 0; i < sent; i++)
+		xt_wait_tx(&x, &c);
+	xt_close(&x);
+	free(out);
+	free(in);
 }
 END_TEST
 
@@ -188,6 +262,10 @@ static Suite *sizes_suite(void)
 	tcase_add_loop_test(unexp, sizes_unexpected_tagged_message_arrives_intact, 0, N(sizes));
 	tcase_add_loop_test(unexp, sizes_unexpected_untagged_message_arrives_intact, 0, N(sizes));
 	suite_add_tcase(s, unexp);
+
+	tcase_set_timeout(exp, 30);
+	tcase_add_loop_test(exp, sizes_cells_from_iovs_arrive_intact, 0, N(cell_iovs));
+	tcase_add_test(exp, sizes_cells_fill_the_ring_then_all_arrive);
 
 	tcase_set_timeout(max, 90);
 	tcase_add_test(max, sizes_message_of_max_msg_size_arrives_intact);

@@ -486,6 +486,63 @@ START_TEST(stress_pop_multi_consumer)
 }
 END_TEST
 
+/* A run of cells claimed at once, committed last-first, consumed as one. */
+START_TEST(reserve_n_claims_a_run)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 16, 32);
+	uint64_t pos, next;
+
+	ck_assert_ptr_nonnull(xshm_ring_reserve(&ref));	/* one cell, position 0 */
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 4, &pos), 0);
+	ck_assert_uint_eq(pos, 1);
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 2, &next), 0);
+	ck_assert_uint_eq(next, 5);
+	ck_assert_uint_eq(load_u64(&ring->tail), 7);
+
+	xshm_ring_commit(&ref, xshm_ring_cell(&ref, 0));
+	ck_assert_ptr_null(xshm_ring_peek_at(&ref, 1));
+	for (int i = 3; i >= 0; i--)
+		xshm_ring_commit(&ref, xshm_ring_cell(&ref, pos + (uint64_t) i));
+	ck_assert_ptr_nonnull(xshm_ring_peek(&ref));
+	xshm_ring_release_n(&ref, 1);
+	for (uint32_t i = 0; i < 4; i++)
+		ck_assert_ptr_eq(xshm_ring_peek_at(&ref, i), xshm_ring_cell(&ref, pos + i));
+	ck_assert_ptr_null(xshm_ring_peek_at(&ref, 4));	/* reserved, not committed */
+	xshm_ring_release_n(&ref, 4);
+	ck_assert_uint_eq(load_u64(&ring->head), 5);
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	free(ring);
+}
+END_TEST
+
+START_TEST(reserve_n_needs_the_whole_run_free)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 16, 32);
+	uint64_t pos;
+
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 0, &pos), -EINVAL);
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 5, &pos), -EINVAL);	/* > ncells / 4 */
+	for (int i = 0; i < 13; i++)
+		ck_assert_ptr_nonnull(xshm_ring_reserve(&ref));
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 4, &pos), -EAGAIN);
+	ck_assert_uint_eq(load_u64(&ring->tail), 13);	/* nothing claimed */
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 3, &pos), 0);
+	ck_assert_uint_eq(pos, 13);
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 1, &pos), -EAGAIN);
+
+	/* Wrapping: free the first cells, and a run crosses the array's end. */
+	for (int i = 0; i < 16; i++)
+		xshm_ring_commit(&ref, xshm_ring_cell(&ref, (uint64_t) i));
+	xshm_ring_release_n(&ref, 3);
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 3, &pos), 0);
+	ck_assert_uint_eq(pos, 16);
+	ck_assert_ptr_eq(xshm_ring_cell(&ref, pos), xshm_ring_cell(&ref, 0));
+	free(ring);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *suite = suite_create("ring");
@@ -501,6 +558,8 @@ static Suite *ring_suite(void)
 	tcase_add_test(basic, attach_rejects_bad_geometry);
 	tcase_add_test(basic, attach_rejects_misaligned);
 	tcase_add_test(basic, push_pop_basics);
+	tcase_add_test(basic, reserve_n_claims_a_run);
+	tcase_add_test(basic, reserve_n_needs_the_whole_run_free);
 	suite_add_tcase(suite, basic);
 
 	tcase_set_timeout(stress, TEST_TIMEOUT);
