@@ -5,6 +5,7 @@
  * CQ are xshm's own or an owner provider's.  Unexpected data is copied out
  * of the ring and the pool at once, so held messages never block a sender.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,7 +161,7 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 static void init_msg(struct xshm_rx_msg *msg, struct xshm_ep *ep,
 		     const struct xshm_cmd *cmd, const void *data, fi_addr_t src)
 {
-	memset(msg, 0, sizeof(*msg));
+	memset(msg, 0, offsetof(struct xshm_rx_msg, rts));
 	msg->ep = ep;
 	msg->src_ep_id = cmd->src_ep_id;
 	msg->src_addr = src;

@@ -458,8 +458,8 @@ struct xshm_rx_msg {
 	bool discarded;
 	bool aborted;			/* the sender gave up part way */
 	bool is_rts;			/* to be pulled from the sender */
-	struct xshm_rts rts;
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
+	struct xshm_rts rts;		/* last: set only when is_rts */
 };
 
 struct xshm_ep {
