@@ -143,8 +143,8 @@ void bench_parse_sizes(struct bench_opts *o, const char *list)
 
 /*
  * Powers of two up to max, and with thresholds the sizes around xshm's
- * protocol changes (inline 200, one bounce buffer 16384) and around 4 KiB
- * and 8 KiB.
+ * protocol changes (inline 200, ring cells 4096, one bounce buffer 16384)
+ * and around 8 KiB, where shm changes protocol.
  */
 void bench_default_sizes(struct bench_opts *o, size_t max, bool thresholds)
 {
