@@ -23,6 +23,7 @@ struct xshm_region_geom {
 	uint32_t buf_size;	/* multiple of XSHM_CACHE_LINE */
 	uint64_t auth_digest;	/* recorded in the header; 0: no auth key */
 	uint32_t features;	/* XSHM_FEATURE_*, recorded in the header */
+	bool numa_local;	/* on the memory node of the creating CPU */
 };
 
 /* A process-local handle on a mapped region (owned or a peer's). */

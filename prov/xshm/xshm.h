@@ -119,6 +119,7 @@ struct xshm_params {
 	uint64_t node_id;
 	bool cma;			/* single copy allowed */
 	size_t scopy_threshold;		/* larger messages are pulled */
+	bool numa;			/* regions on the creator's node */
 };
 extern struct xshm_params xshm_params;
 
