@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "numa.h"
 #include "proc.h"
 #include "region.h"
 
@@ -165,6 +166,9 @@ int xshm_region_create(struct xshm_region *region, uint64_t node_id,
 	fd = shm_open(region->name, O_CREAT | O_EXCL | O_RDWR, 0600);
 	if (fd < 0)
 		return -errno;
+	/* Best effort, and before size_file allocates the pages. */
+	if (geom->numa_local)
+		(void) xshm_numa_place(fd, layout.size);
 	ret = size_file(fd, layout.size);
 	if (!ret) {
 		region->base = map_fd(fd, layout.size, PROT_READ | PROT_WRITE);

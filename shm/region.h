@@ -23,6 +23,7 @@ struct xshm_region_geom {
 	uint32_t buf_size;	/* multiple of XSHM_CACHE_LINE */
 	uint64_t auth_digest;	/* recorded in the header; 0: no auth key */
 	uint32_t features;	/* XSHM_FEATURE_*, recorded in the header */
+	bool numa_local;	/* on the memory node of the creating CPU */
 };
 
 /* A process-local handle on a mapped region (owned or a peer's). */
@@ -52,7 +53,8 @@ int xshm_region_create(struct xshm_region *region, uint64_t node_id,
  * exist; -EACCES when it belongs to another user or is not mode 0600;
  * -EAGAIN when its owner has not finished creating it (size still 0, or
  * not marked ready); -EPROTO for a bad magic, layout version, size or
- * geometry.
+ * geometry; other errors of shm_open (-ELOOP for a symbolic link, -EINVAL
+ * for a directory).
  */
 int xshm_region_open(struct xshm_region *region, uint64_t ep_id);
 

@@ -106,6 +106,7 @@ static int create_region(struct xshm_ep *ep, bool fixed_id)
 	geom.auth_digest = ep->auth_digest;
 	geom.features = (ep->scopy ? XSHM_FEATURE_PULL : 0) |
 			(ep->may_sleep ? XSHM_FEATURE_DOORBELL : 0);
+	geom.numa_local = xshm_params.numa;
 
 	for (int tries = 0; tries < XSHM_CREATE_TRIES && ret == -EEXIST; tries++) {
 		if (tries && fixed_id)

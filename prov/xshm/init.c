@@ -27,7 +27,7 @@ struct fi_provider xshm_prov = {
 static void xshm_read_params(void)
 {
 	char *node_id = NULL;
-	int cma = 1;
+	int cma = 1, numa = 1;
 
 	fi_param_define(&xshm_prov, "node_id", FI_PARAM_STRING,
 		"Identity of this node in xshm addresses, as hex digits "
@@ -43,6 +43,10 @@ static void xshm_read_params(void)
 	fi_param_define(&xshm_prov, "scopy_threshold", FI_PARAM_SIZE_T,
 		"Messages larger than this many bytes are pulled with a single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
+	fi_param_define(&xshm_prov, "numa", FI_PARAM_BOOL,
+		"Place each endpoint's region (ring and bounce buffers) on the "
+		"memory node of the CPU that enables the endpoint (default: "
+		"yes; needs libnuma at build time).");
 
 	fi_param_define(&xshm_prov, "cells_threshold", FI_PARAM_SIZE_T,
 		"Messages of more than one cell and at most this many bytes "
@@ -58,9 +62,11 @@ static void xshm_read_params(void)
 	if (xshm_params.cells_threshold > XSHM_CELLS_MSG_MAX)
 		xshm_params.cells_threshold = XSHM_CELLS_MSG_MAX;
 	fi_param_get_bool(&xshm_prov, "cma", &cma);
+	fi_param_get_bool(&xshm_prov, "numa", &numa);
 	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
 			    &xshm_params.scopy_threshold);
 	xshm_params.cma = cma;
+	xshm_params.numa = numa;
 	xshm_params.node_id = xshm_node_id();
 	if (!fi_param_get_str(&xshm_prov, "node_id", &node_id) && node_id) {
 		uint64_t id = strtoull(node_id, NULL, 16);

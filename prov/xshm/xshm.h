@@ -121,6 +121,7 @@ struct xshm_params {
 	bool cma;			/* single copy allowed */
 	size_t scopy_threshold;		/* larger messages are pulled */
 	size_t cells_threshold;		/* smaller ones span ring cells */
+	bool numa;			/* regions on the creator's node */
 };
 extern struct xshm_params xshm_params;
 

@@ -341,11 +341,32 @@ static void pool_before_ring(struct xshm_region *r) { r->hdr->pool_offset = r->h
 static void ring_cells_bad(struct xshm_region *r) { r->ring.ring->ncells = 3; }
 static void ring_too_big(struct xshm_region *r) { r->ring.ring->ncells = 1u << 20; }
 static void pool_nbufs_bad(struct xshm_region *r) { ((struct xshm_pool *) ((char *) r->base + r->hdr->pool_offset))->nbufs = 1u << 20; }
+static void hdr_size_big(struct xshm_region *r) { r->hdr->hdr_size = 4096; }
+static void size_smaller(struct xshm_region *r) { r->hdr->region_size -= 4096; }
+static void ring_beyond(struct xshm_region *r) { r->hdr->ring_offset = r->size; }
+static void ring_huge(struct xshm_region *r) { r->hdr->ring_offset = UINT64_MAX - 63; }
+static void ring_on_pool(struct xshm_region *r) { r->hdr->ring_offset = r->hdr->pool_offset - 64; }
+static void pool_misaligned(struct xshm_region *r) { r->hdr->pool_offset += 8; }
+static void ring_cells_zero(struct xshm_region *r) { r->ring.ring->ncells = 0; }
+static void ring_cells_double(struct xshm_region *r) { r->ring.ring->ncells *= 2; }
+static void ring_cell_small(struct xshm_region *r) { r->ring.ring->cell_size = 64; }
+static void ring_cell_zero(struct xshm_region *r) { r->ring.ring->cell_size = 0; }
+static struct xshm_pool *pool_of(struct xshm_region *r) { return (struct xshm_pool *) ((char *) r->base + r->hdr->pool_offset); }
+static void pool_buf_size_bad(struct xshm_region *r) { pool_of(r)->buf_size = 100; }
+static void pool_buf_size_zero(struct xshm_region *r) { pool_of(r)->buf_size = 0; }
+static void pool_bufs_beyond(struct xshm_region *r) { pool_of(r)->bufs_offset = r->size; }
+static void pool_freeq_beyond(struct xshm_region *r) { pool_of(r)->freeq_offset = UINT64_MAX - 4095; }
+static void pool_freeq_on_bufs(struct xshm_region *r) { pool_of(r)->freeq_offset = pool_of(r)->bufs_offset; }
 static void truncated(struct xshm_region *r) { truncate_to(r, (off_t) r->size - 4096); }
+static void grown(struct xshm_region *r) { truncate_to(r, (off_t) r->size + 4096); }
+static void header_only(struct xshm_region *r) { truncate_to(r, sizeof(struct xshm_region_hdr)); }
+static void short_of_header(struct xshm_region *r) { truncate_to(r, sizeof(struct xshm_region_hdr) - 1); }
 static void tiny(struct xshm_region *r) { truncate_to(r, 16); }
 static void emptied(struct xshm_region *r) { truncate_to(r, 0); }
 static void mode_0644(struct xshm_region *r) { chmod_to(r, 0644); }
 static void mode_0400(struct xshm_region *r) { chmod_to(r, 0400); }
+static void mode_0700(struct xshm_region *r) { chmod_to(r, 0700); }
+static void mode_0660(struct xshm_region *r) { chmod_to(r, 0660); }
 static void not_ready(struct xshm_region *r) { atomic_store(&r->hdr->ready, 0); }
 
 START_TEST(open_rejects_damage)
@@ -365,29 +386,160 @@ START_TEST(open_rejects_damage)
 	ck_assert_int_eq(open_damaged(ring_cells_bad), -EPROTO);
 	ck_assert_int_eq(open_damaged(ring_too_big), -EPROTO);
 	ck_assert_int_eq(open_damaged(pool_nbufs_bad), -EPROTO);
+	ck_assert_int_eq(open_damaged(hdr_size_big), -EPROTO);
+	ck_assert_int_eq(open_damaged(size_smaller), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_beyond), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_huge), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_on_pool), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_misaligned), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_cells_zero), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_cells_double), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_cell_small), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_cell_zero), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_buf_size_bad), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_buf_size_zero), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_bufs_beyond), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_freeq_beyond), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_freeq_on_bufs), -EPROTO);
 	ck_assert_int_eq(open_damaged(truncated), -EPROTO);
+	ck_assert_int_eq(open_damaged(grown), -EPROTO);
+	ck_assert_int_eq(open_damaged(header_only), -EPROTO);
+	ck_assert_int_eq(open_damaged(short_of_header), -EPROTO);
 	ck_assert_int_eq(open_damaged(tiny), -EPROTO);
 	ck_assert_int_eq(open_damaged(mode_0644), -EACCES);
 	ck_assert_int_eq(open_damaged(mode_0400), -EACCES);
+	ck_assert_int_eq(open_damaged(mode_0700), -EACCES);
+	ck_assert_int_eq(open_damaged(mode_0660), -EACCES);
 	ck_assert_int_eq(open_damaged(not_ready), -EAGAIN);
 	/* Named but not sized yet: the owner is still creating it. */
 	ck_assert_int_eq(open_damaged(emptied), -EAGAIN);
 }
 END_TEST
 
-static void chown_away(struct xshm_region *r)
+#define NOBODY	65534
+
+static void chown_to_nobody(struct xshm_region *r)
 {
 	int fd = owner_fd(r);
 
-	ck_assert_int_eq(fchown(fd, geteuid() + 1, (gid_t) -1), 0);
+	ck_assert_int_eq(fchown(fd, NOBODY, NOBODY), 0);
 	close(fd);
 }
 
-START_TEST(open_rejects_other_owner)
+/* Root: our own region, given away to another user, is refused. */
+START_TEST(open_rejects_region_given_away)
 {
-	if (geteuid() != 0)
-		return;		/* only root can give a file away */
-	ck_assert_int_eq(open_damaged(chown_away), -EACCES);
+	ck_assert_int_eq(open_damaged(chown_to_nobody), -EACCES);
+}
+END_TEST
+
+static int plant(const char *name, const void *bytes, size_t size)
+{
+	int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+	ssize_t written;
+
+	if (fd < 0)
+		return 3;
+	written = pwrite(fd, bytes, size, 0);
+	close(fd);
+	return written == (ssize_t) size ? 0 : 4;
+}
+
+static int plant_as_nobody(const char *name, const void *bytes, size_t size)
+{
+	if (setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return 2;
+	return plant(name, bytes, size);
+}
+
+/*
+ * Root: another user plants a file under one of our names, a faithful copy
+ * of a valid region whose header claims our uid.  The same bytes in a file
+ * of ours open, so only the file's owner can be what refuses it.
+ */
+START_TEST(open_rejects_region_planted_by_other_user)
+{
+	struct xshm_region model, peer;
+	uint64_t planted_ep = test_ep_id();
+	char name[XSHM_NAME_MAX];
+	unsigned char *copy;
+	int status;
+	pid_t child;
+
+	create_ok(&model, test_ep_id());
+	copy = malloc(model.size);
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, model.base, model.size);
+	((struct xshm_region_hdr *) copy)->ep_id = planted_ep;
+	xshm_region_name(name, sizeof(name), planted_ep);
+
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0)
+		_exit(plant_as_nobody(name, copy, model.size));
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(xshm_region_open(&peer, planted_ep), -EACCES);
+	ck_assert_ptr_null(peer.base);
+	ck_assert_int_eq(shm_unlink(name), 0);
+
+	ck_assert_int_eq(plant(name, copy, model.size), 0);
+	ck_assert_int_eq(xshm_region_open(&peer, planted_ep), 0);
+	xshm_region_close(&peer);
+	ck_assert_int_eq(shm_unlink(name), 0);
+	xshm_region_close(&model);
+	free(copy);
+}
+END_TEST
+
+/*
+ * Not root: no file of another user can be made, so check that giving
+ * ours away (to root) is refused and leaves it as it was (still opens).
+ */
+START_TEST(other_owner_cannot_be_staged_unprivileged)
+{
+	struct xshm_region region, peer;
+	uint64_t ep_id = test_ep_id();
+	int fd;
+
+	create_ok(&region, ep_id);
+	fd = owner_fd(&region);
+	ck_assert_int_eq(fchown(fd, 0, (gid_t) -1), -1);
+	ck_assert_int_eq(errno, EPERM);
+	close(fd);
+	ck_assert_int_eq(xshm_region_open(&peer, ep_id), 0);
+	xshm_region_close(&peer);
+	xshm_region_close(&region);
+}
+END_TEST
+
+/* Names that are not regular files: refused, without blocking. */
+START_TEST(open_rejects_non_files)
+{
+	struct xshm_region model, peer;
+	uint64_t ep_id = test_ep_id();
+	char target[64], path[64];
+
+	create_ok(&model, test_ep_id());
+	shm_path(target, sizeof(target), model.ep_id);
+	shm_path(path, sizeof(path), ep_id);
+
+	ck_assert_int_eq(symlink(target, path), 0);
+	ck_assert_int_eq(xshm_region_open(&peer, ep_id), -ELOOP);
+	ck_assert_ptr_null(peer.base);
+	ck_assert_int_eq(unlink(path), 0);
+
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(xshm_region_open(&peer, ep_id), -EACCES);
+	ck_assert_int_eq(unlink(path), 0);
+
+	/* shm_open reports a directory as EINVAL. */
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(xshm_region_open(&peer, ep_id), -EINVAL);
+	ck_assert_int_eq(rmdir(path), 0);
+	xshm_region_close(&model);
 }
 END_TEST
 
@@ -545,7 +697,13 @@ static Suite *region_suite(void)
 	tcase_add_test(region, close_unlinks_owner_only);
 	tcase_add_test(region, owner_close_is_seen_by_peers);
 	tcase_add_test(region, open_rejects_damage);
-	tcase_add_test(region, open_rejects_other_owner);
+	tcase_add_test(region, open_rejects_non_files);
+	if (geteuid() == 0) {
+		tcase_add_test(region, open_rejects_region_given_away);
+		tcase_add_test(region, open_rejects_region_planted_by_other_user);
+	} else {
+		tcase_add_test(region, other_owner_cannot_be_staged_unprivileged);
+	}
 	suite_add_tcase(suite, region);
 
 	tcase_set_timeout(reclaim, TEST_TIMEOUT);
