@@ -27,7 +27,7 @@ struct fi_provider xshm_prov = {
 static void xshm_read_params(void)
 {
 	char *node_id = NULL;
-	int cma = 1;
+	int cma = 1, signal_handlers = 1;
 
 	fi_param_define(&xshm_prov, "node_id", FI_PARAM_STRING,
 		"Identity of this node in xshm addresses, as hex digits "
@@ -44,8 +44,17 @@ static void xshm_read_params(void)
 		"Messages larger than this many bytes are pulled with a single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
 
+	fi_param_define(&xshm_prov, "signal_handlers", FI_PARAM_BOOL,
+		"When the first endpoint opens, install handlers for SIGINT, "
+		"SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV and SIGBUS, where "
+		"their disposition is still the default, that remove the "
+		"process's shared-memory files before it dies of the signal "
+		"(default: yes).");
+
 	xshm_params.cma = true;
 	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
+	fi_param_get_bool(&xshm_prov, "signal_handlers", &signal_handlers);
+	xshm_params.signal_handlers = signal_handlers;
 	fi_param_get_bool(&xshm_prov, "cma", &cma);
 	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
 			    &xshm_params.scopy_threshold);

@@ -1,13 +1,37 @@
 /* Manual progress: drain the inbound ring, then push queued sends. */
 #include "xshm.h"
 
+/*
+ * The sweep (shm/sweep.h) costs system calls: it runs at most every
+ * XSHM_SWEEP_INTERVAL_NS, looked at when a poll found nothing to consume and
+ * either cells are reserved but unpublished (a sender may have died holding
+ * one) or XSHM_SWEEP_POLLS idle polls have passed.
+ */
+static void sweep_when_due(struct xshm_ep *ep)
+{
+	struct xshm_ring *ring = ep->region.ring.ring;
+	bool held = atomic_load_explicit(&ring->tail, memory_order_relaxed) !=
+		    atomic_load_explicit(&ring->head, memory_order_relaxed);
+	uint64_t now;
+
+	if (++ep->sweep_polls < XSHM_SWEEP_POLLS && !held)
+		return;
+	ep->sweep_polls = 0;
+	now = xshm_sweep_now();
+	if (now - ep->sweep_last_ns < XSHM_SWEEP_INTERVAL_NS)
+		return;
+	ep->sweep_last_ns = now;
+	xshm_sweep_run(&ep->sweep, &ep->region, now);
+}
+
 void xshm_ep_progress(struct xshm_ep *ep)
 {
 	struct xshm_ring_ref *ring = &ep->region.ring;
+	int consumed;
 
 	if (!ep->enabled)
 		return;
-	for (int i = 0; i < XSHM_RX_BUDGET; i++) {
+	for (consumed = 0; consumed < XSHM_RX_BUDGET; consumed++) {
 		struct xshm_cmd *cmd = xshm_ring_peek(ring);
 
 		if (!cmd)
@@ -15,6 +39,8 @@ void xshm_ep_progress(struct xshm_ep *ep)
 		xshm_rx_handle_cmd(ep, cmd);
 		xshm_ring_release(ring, cmd);
 	}
+	if (!consumed)
+		sweep_when_due(ep);
 	xshm_ack_flush(ep);
 	if (!xshm_dlist_empty(&ep->tx_wait_ack))
 		xshm_ack_reap(ep);

@@ -391,14 +391,23 @@ void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	if (!cmd_valid(ep, &cmd) ||
 	    (cmd.proto == XSHM_PROTO_RTS && !rts_valid(&cmd, &rts))) {
 		XSHM_WARN(FI_LOG_EP_DATA, "malformed command dropped\n");
-		if (cmd.proto == XSHM_PROTO_BUF &&
-		    xshm_pool_buf(&ep->region.pool, cmd.buf_index))
-			xshm_pool_free(&ep->region.pool, cmd.buf_index);
+		if (cmd.proto == XSHM_PROTO_BUF)
+			xshm_pool_free(&ep->region.pool, cmd.buf_index,
+				       cmd.src_ep_id);
+		return;
+	}
+	/* Its buffer must be one it borrowed and still holds: used once. */
+	if (cmd.proto == XSHM_PROTO_BUF &&
+	    !xshm_pool_owned_by(&ep->region.pool, cmd.buf_index, cmd.src_ep_id)) {
+		XSHM_WARN(FI_LOG_EP_DATA, "command from %016llx names buffer "
+			  "%u it does not hold: dropped\n",
+			  (unsigned long long) cmd.src_ep_id, cmd.buf_index);
 		return;
 	}
 	if (!xshm_av_sender_allowed(ep, cmd.src_ep_id)) {
 		if (cmd.proto == XSHM_PROTO_BUF)
-			xshm_pool_free(&ep->region.pool, cmd.buf_index);
+			xshm_pool_free(&ep->region.pool, cmd.buf_index,
+				       cmd.src_ep_id);
 		return;
 	}
 	if (cmd.proto == XSHM_PROTO_RTS)
@@ -422,7 +431,7 @@ void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		handle_first(ep, &cmd, data);
 	}
 	if (cmd.proto == XSHM_PROTO_BUF)
-		xshm_pool_free(&ep->region.pool, cmd.buf_index);
+		xshm_pool_free(&ep->region.pool, cmd.buf_index, cmd.src_ep_id);
 }
 
 /*
