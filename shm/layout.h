@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	3
+#define XSHM_LAYOUT_VERSION	4
 #define XSHM_NAME_MAX		48
 
 /* Command cells: one ring slot, the unit a sender pushes. */
@@ -69,9 +69,15 @@ struct xshm_ring {
 	alignas(XSHM_CACHE_LINE) unsigned char cells[];
 };
 
-/* Every ring cell starts with its sequence number. */
+/*
+ * Every ring cell starts with its sequence number and a claim: whoever takes
+ * the cell stores its pid and the cell's position there first (ring.c), so
+ * that the region owner can tell a cell held by a dead process from one
+ * still being written.
+ */
 struct xshm_cell_seq {
 	_Atomic uint64_t seq;
+	_Atomic uint64_t claim;
 };
 
 /* Command ops. */
@@ -82,6 +88,7 @@ enum {
 	XSHM_OP_ABORT,		/* the sender's current message will not finish */
 	XSHM_OP_ACK,		/* receiver to sender: message ack_id delivered,
 				   with an errno in tag (0: success) */
+	XSHM_OP_CONT,		/* a continuation cell (XSHM_PROTO_CELLS) */
 };
 
 /* Where a command's payload is. */
@@ -97,7 +104,8 @@ enum {
 
 /* A command cell as a sender writes it. */
 struct xshm_cmd {
-	_Atomic uint64_t seq;	/* ring sequence: owned by ring.c */
+	_Atomic uint64_t seq;	/* ring sequence and claim: owned by ring.c */
+	_Atomic uint64_t claim;
 	uint8_t op;
 	uint8_t proto;
 	uint16_t flags;
@@ -118,9 +126,19 @@ struct xshm_cmd {
  * XSHM_PROTO_CELLS: a message too big for one cell but small enough that a
  * bounce buffer costs more than it saves.  The first cell carries a command
  * and XSHM_INLINE_MAX bytes; the next ones, claimed with it in one
- * reservation, carry only their sequence number and XSHM_CELL_PAYLOAD bytes.
+ * reservation, are continuation cells of XSHM_CELL_PAYLOAD bytes each.  A
+ * continuation cell that ever reaches the head of a ring on its own (its
+ * first cell was skipped) says XSHM_OP_CONT and is dropped.
  */
-#define XSHM_CELL_PAYLOAD	(XSHM_CELL_SIZE - sizeof(uint64_t))
+struct xshm_cont_cell {
+	_Atomic uint64_t seq;	/* ring sequence and claim: owned by ring.c */
+	_Atomic uint64_t claim;
+	uint8_t op;		/* XSHM_OP_CONT */
+	uint8_t reserved[7];
+	unsigned char data[];
+};
+
+#define XSHM_CELL_PAYLOAD	(XSHM_CELL_SIZE - offsetof(struct xshm_cont_cell, data))
 #define XSHM_CELLS_MSG_MAX	4096
 #define XSHM_CELLS_MAX		(1 + (XSHM_CELLS_MSG_MAX - XSHM_INLINE_MAX + \
 				      XSHM_CELL_PAYLOAD - 1) / XSHM_CELL_PAYLOAD)
@@ -145,28 +163,38 @@ struct xshm_rts {
 /* Free-index queue cell of the pool. */
 struct xshm_index_cell {
 	_Atomic uint64_t seq;
+	_Atomic uint64_t claim;
 	uint32_t index;
 	uint32_t reserved;
 };
 
-/* Pool of bounce buffers: buffers first, free-index queue after them. */
+/*
+ * Pool of bounce buffers: buffers, then the free-index queue, then one owner
+ * word per buffer naming the endpoint (ep_id) that borrowed it: 0 while the
+ * buffer is free, XSHM_POOL_PENDING while freed but not yet back in the queue.
+ */
 struct xshm_pool {
 	uint32_t nbufs;
 	uint32_t buf_size;		/* multiple of XSHM_CACHE_LINE */
 	uint64_t bufs_offset;		/* from the pool struct */
 	uint64_t freeq_offset;		/* from the pool struct, a struct xshm_ring */
-	uint64_t reserved;
+	uint64_t owners_offset;		/* from the pool struct, _Atomic uint64_t[] */
 };
 
+#define XSHM_POOL_PENDING	UINT64_MAX
+
 static_assert(sizeof(struct xshm_region_hdr) == 96, "region header layout");
-static_assert(sizeof(struct xshm_cmd) == 56, "command header layout");
-static_assert(XSHM_INLINE_MAX == 200, "inline payload");
+static_assert(sizeof(struct xshm_cell_seq) == 16, "cell sequence and claim");
+static_assert(sizeof(struct xshm_cmd) == 64, "command header layout");
+static_assert(XSHM_INLINE_MAX == 192, "inline payload");
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
 static_assert(XSHM_CELLS_MAX <= XSHM_RING_CELLS / 4, "cells fit one claim");
+static_assert(offsetof(struct xshm_cont_cell, op) == offsetof(struct xshm_cmd, op),
+	      "a continuation cell reads as a command with op XSHM_OP_CONT");
 static_assert(offsetof(struct xshm_ring, cells) % XSHM_CACHE_LINE == 0,
 	      "ring cells aligned");
-static_assert(sizeof(struct xshm_index_cell) == 16, "index cell layout");
+static_assert(sizeof(struct xshm_index_cell) == 24, "index cell layout");
 static_assert(sizeof(struct xshm_pool) == 32, "pool layout");
 static_assert(XSHM_CELL_SIZE % XSHM_CACHE_LINE == 0, "cell size");
 static_assert(XSHM_BUF_SIZE % XSHM_CACHE_LINE == 0, "buffer size");

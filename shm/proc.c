@@ -1,6 +1,8 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,46 @@ bool xshm_proc_alive(pid_t pid, uint64_t start_time)
 	if (stat.state == 'Z' || stat.state == 'X')
 		return false;
 	return stat.start_time == start_time;
+}
+
+bool xshm_proc_pid_alive(pid_t pid)
+{
+	struct proc_stat stat;
+	int ret;
+
+	if (pid <= 0)
+		return false;
+	if (kill(pid, 0) != 0 && errno == ESRCH)
+		return false;
+	ret = read_stat(pid, &stat);
+	if (ret == -ENOENT || ret == -ESRCH)
+		return false;
+	return ret || (stat.state != 'Z' && stat.state != 'X');
+}
+
+static _Atomic pid_t self_pid;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+static void forget_self(void)
+{
+	atomic_store_explicit(&self_pid, 0, memory_order_relaxed);
+}
+
+static void watch_forks(void)
+{
+	pthread_atfork(NULL, NULL, forget_self);
+}
+
+pid_t xshm_proc_self(void)
+{
+	pid_t pid = atomic_load_explicit(&self_pid, memory_order_relaxed);
+
+	if (pid)
+		return pid;
+	pthread_once(&self_once, watch_forks);
+	pid = getpid();
+	atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
+	return pid;
 }
 
 static uint64_t fnv1a(uint64_t hash, const void *data, size_t len)

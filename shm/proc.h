@@ -13,6 +13,15 @@ int xshm_proc_start_time(pid_t pid, uint64_t *start);
 bool xshm_proc_alive(pid_t pid, uint64_t start_time);
 
 /*
+ * True while pid exists and is not a zombie.  Without a start time a reused
+ * pid counts as alive: callers may only wait longer, never act too early.
+ */
+bool xshm_proc_pid_alive(pid_t pid);
+
+/* getpid() without a system call on hot paths; correct after fork. */
+pid_t xshm_proc_self(void);
+
+/*
  * Identity of this node: a 64-bit hash of the kernel boot id and the host
  * name, never 0.  Processes on one machine agree on it.
  */

@@ -169,6 +169,7 @@ int xshm_region_create(struct xshm_region *region, uint64_t node_id,
 	/* Best effort, and before size_file allocates the pages. */
 	if (geom->numa_local)
 		(void) xshm_numa_place(fd, layout.size);
+	region->cleanup = xshm_cleanup_add(region->name);
 	ret = size_file(fd, layout.size);
 	if (!ret) {
 		region->base = map_fd(fd, layout.size, PROT_READ | PROT_WRITE);
@@ -192,6 +193,7 @@ int xshm_region_create(struct xshm_region *region, uint64_t node_id,
 unmap:
 	munmap(region->base, region->size);
 unlink:
+	xshm_cleanup_remove(region->cleanup);
 	shm_unlink(region->name);
 	memset(region, 0, sizeof(*region));
 	return ret;
@@ -309,8 +311,11 @@ void xshm_region_close(struct xshm_region *region)
 				      memory_order_release);
 	if (region->base)
 		munmap(region->base, region->size);
-	if (region->owner)
+	/* Forgotten first: a handler must never unlink a successor's name. */
+	if (region->owner) {
+		xshm_cleanup_remove(region->cleanup);
 		shm_unlink(region->name);
+	}
 	memset(region, 0, sizeof(*region));
 }
 
@@ -330,6 +335,23 @@ static int header_says_stale(int fd, const struct stat *st, bool *stale)
 		return -EAGAIN;
 	*stale = !xshm_proc_alive(hdr.owner_pid, hdr.owner_start_time);
 	return 0;
+}
+
+bool xshm_region_gone(uint64_t ep_id)
+{
+	char name[XSHM_NAME_MAX];
+	struct stat st;
+	bool dead = false;
+	int fd;
+
+	xshm_region_name(name, sizeof(name), ep_id);
+	fd = shm_open(name, O_RDONLY, 0);
+	if (fd < 0)
+		return errno == ENOENT;
+	if (fstat(fd, &st) || header_says_stale(fd, &st, &dead))
+		dead = false;
+	close(fd);
+	return dead;
 }
 
 static bool is_stale(int fd, const struct stat *st)

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cleanup.h"
 #include "layout.h"
 #include "pool.h"
 #include "ring.h"
@@ -37,6 +38,7 @@ struct xshm_region {
 	struct xshm_region_hdr *hdr;
 	struct xshm_ring_ref ring;
 	struct xshm_pool_ref pool;
+	struct xshm_cleanup_slot *cleanup;	/* owner: unlinked on signals */
 };
 
 void xshm_region_name(char *buf, size_t len, uint64_t ep_id);
@@ -63,6 +65,12 @@ bool xshm_region_is_open(const struct xshm_region *region);
 
 /* Unmap; the owner also unlinks the name and marks the region closed. */
 void xshm_region_close(struct xshm_region *region);
+
+/*
+ * Whether the endpoint ep_id has no live region any more: none by its name,
+ * or one whose owner process is dead.  A region being created counts as live.
+ */
+bool xshm_region_gone(uint64_t ep_id);
 
 /*
  * Unlink this user's regions whose owner process is gone (pid no longer

@@ -9,15 +9,32 @@
  * so their CAS can be relaxed.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "proc.h"
 #include "ring.h"
 
-static_assert(sizeof(struct xshm_cell_seq) == 8, "cell sequence number");
 static_assert(offsetof(struct xshm_cmd, seq) == 0, "cmd starts with seq");
+static_assert(offsetof(struct xshm_cmd, claim) ==
+	      offsetof(struct xshm_cell_seq, claim), "cmd claim");
 static_assert(offsetof(struct xshm_index_cell, seq) == 0,
 	      "index cell starts with seq");
+static_assert(offsetof(struct xshm_index_cell, claim) ==
+	      offsetof(struct xshm_cell_seq, claim), "index cell claim");
+
+/*
+ * A claim: the taker's pid in the high half, in the low half the position's
+ * low 31 bits and whether it was taken to pop (multi-consumer rings: a pop
+ * claims a cell that its pusher claimed before, in the same lap).  A claim
+ * left from an earlier lap names another position and is ignored; 2^31
+ * positions apart is as good as never.
+ */
+#define CLAIM_POP		(1ULL << 31)
+#define CLAIM_POS_MASK		(CLAIM_POP - 1)
+
+enum claim_kind { CLAIM_PUSH, CLAIM_TAKE_POP };
 
 static unsigned char *cell_at(const struct xshm_ring_ref *ref, uint64_t pos)
 {
@@ -27,6 +44,24 @@ static unsigned char *cell_at(const struct xshm_ring_ref *ref, uint64_t pos)
 static _Atomic uint64_t *seq_of(void *cell)
 {
 	return &((struct xshm_cell_seq *) cell)->seq;
+}
+
+static _Atomic uint64_t *claim_of(void *cell)
+{
+	return &((struct xshm_cell_seq *) cell)->claim;
+}
+
+static uint64_t claim_tag(uint64_t pos, enum claim_kind kind)
+{
+	return (pos & CLAIM_POS_MASK) | (kind == CLAIM_TAKE_POP ? CLAIM_POP : 0);
+}
+
+static void store_claim(void *cell, uint64_t pos, enum claim_kind kind)
+{
+	uint64_t claim = (uint64_t) (uint32_t) xshm_proc_self() << 32 |
+			 claim_tag(pos, kind);
+
+	atomic_store_explicit(claim_of(cell), claim, memory_order_relaxed);
 }
 
 size_t xshm_ring_bytes(uint32_t ncells, uint32_t cell_size)
@@ -44,8 +79,12 @@ void xshm_ring_init(struct xshm_ring *ring, uint32_t ncells, uint32_t cell_size)
 	ring->reserved = 0;
 	atomic_init(&ring->tail, 0);
 	atomic_init(&ring->head, 0);
-	for (i = 0; i < ncells; i++)
-		atomic_init(seq_of(ring->cells + (size_t) i * cell_size), i);
+	for (i = 0; i < ncells; i++) {
+		unsigned char *cell = ring->cells + (size_t) i * cell_size;
+
+		atomic_init(seq_of(cell), i);
+		atomic_init(claim_of(cell), 0);
+	}
 }
 
 static int geometry_valid(uint32_t ncells, uint32_t cell_size,
@@ -53,7 +92,7 @@ static int geometry_valid(uint32_t ncells, uint32_t cell_size,
 {
 	if (ncells == 0 || (ncells & (ncells - 1)) != 0)
 		return 0;
-	if (cell_size < 16 || cell_size % 8 != 0)
+	if (cell_size < sizeof(struct xshm_cell_seq) || cell_size % 8 != 0)
 		return 0;
 	/* u32 * u32 fits in 64 bits, and the header is tiny: no overflow. */
 	return (uint64_t) xshm_ring_bytes(ncells, cell_size) <= bytes_available;
@@ -85,8 +124,8 @@ int xshm_ring_attach(struct xshm_ring_ref *ref, struct xshm_ring *ring,
  * cell and position.  NULL when the cell is not ready (ring full for
  * producers, empty for consumers) or the ring is corrupt.
  */
-static void *claim(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
-		   uint64_t ready_offset, uint64_t *claimed)
+static void *advance(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
+		     uint64_t ready_offset, uint64_t *claimed)
 {
 	uint64_t pos = atomic_load_explicit(counter, memory_order_relaxed);
 
@@ -120,19 +159,44 @@ static void *claim(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
 	}
 }
 
-void *xshm_ring_reserve(const struct xshm_ring_ref *ref)
+/*
+ * Take the next position of counter whose cell is ready, and claim it.  The
+ * seq re-read after the claim store sees whether the owner skipped the cell
+ * while we were stalled before claiming it (it then belongs to a later lap):
+ * take another one.
+ */
+static void *take(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
+		  uint64_t ready_offset, enum claim_kind kind, uint64_t *pos)
 {
-	uint64_t pos;
+	for (;;) {
+		unsigned char *cell = advance(ref, counter, ready_offset, pos);
 
-	return claim(ref, &ref->ring->tail, 0, &pos);
+		if (!cell)
+			return NULL;
+		store_claim(cell, *pos, kind);
+		if (atomic_load_explicit(seq_of(cell), memory_order_relaxed) ==
+		    *pos + ready_offset)
+			return cell;
+	}
 }
 
-void xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell)
+void *xshm_ring_reserve(const struct xshm_ring_ref *ref, uint64_t *pos)
 {
-	/* Until commit the cell's seq still holds the position we claimed. */
-	uint64_t pos = atomic_load_explicit(seq_of(cell), memory_order_relaxed);
+	return take(ref, &ref->ring->tail, 0, CLAIM_PUSH, pos);
+}
 
-	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
+/* Publishing is a CAS so that a producer learns that it was skipped. */
+static int hand_over(void *cell, uint64_t from, uint64_t to)
+{
+	return atomic_compare_exchange_strong_explicit(
+		       seq_of(cell), &from, to, memory_order_release,
+		       memory_order_relaxed) ? 0 : -ESTALE;
+}
+
+int xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
+{
+	(void) ref;
+	return hand_over(cell, pos, pos + 1);
 }
 
 void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos)
@@ -156,6 +220,33 @@ static int run_free(const struct xshm_ring_ref *ref, uint64_t pos, uint32_t n)
 	return 1;
 }
 
+/*
+ * Claims the n cells from at, then checks that the owner skipped none of
+ * them while we stalled before claiming: if it did, the cells we still hold
+ * are published empty (a zero op, which receivers drop) and false returned.
+ */
+static bool claim_run(const struct xshm_ring_ref *ref, uint64_t at, uint32_t n)
+{
+	bool whole = true;
+
+	for (uint32_t i = 0; i < n; i++)
+		store_claim(cell_at(ref, at + i), at + i, CLAIM_PUSH);
+	for (uint32_t i = 0; i < n; i++)
+		if (atomic_load_explicit(seq_of(cell_at(ref, at + i)),
+					 memory_order_relaxed) != at + i)
+			whole = false;
+	if (whole)
+		return true;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char *cell = cell_at(ref, at + i);
+
+		memset(cell + sizeof(struct xshm_cell_seq), 0,
+		       ref->cell_size - sizeof(struct xshm_cell_seq));
+		(void) hand_over(cell, at + i, at + i + 1);
+	}
+	return false;
+}
+
 int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
 			uint64_t *pos)
 {
@@ -169,17 +260,20 @@ int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
 		uint64_t now;
 
 		if (state > 0) {
-			if (atomic_compare_exchange_weak_explicit(
+			if (!atomic_compare_exchange_weak_explicit(
 				    tail, &at, at + n, memory_order_relaxed,
-				    memory_order_relaxed)) {
+				    memory_order_relaxed))
+				continue;
+			if (claim_run(ref, at, n)) {
 				*pos = at;
 				return 0;
 			}
+			at = atomic_load_explicit(tail, memory_order_relaxed);
 			continue;
 		}
 		if (state == 0)
 			return -EAGAIN;
-		/* As in claim(): a later lap with an unchanged tail is corruption. */
+		/* As in advance(): a later lap with an unchanged tail is corruption. */
 		now = atomic_load_explicit(tail, memory_order_relaxed);
 		if (now == at)
 			return -EAGAIN;
@@ -235,6 +329,21 @@ static int payload_fits(const struct xshm_ring_ref *ref, size_t len)
 	return len <= ref->cell_size - sizeof(struct xshm_cell_seq);
 }
 
+static void *payload_of(void *cell)
+{
+	return (unsigned char *) cell + sizeof(struct xshm_cell_seq);
+}
+
+void *xshm_ring_pop_begin(const struct xshm_ring_ref *ref, uint64_t *pos)
+{
+	return take(ref, &ref->ring->head, 1, CLAIM_TAKE_POP, pos);
+}
+
+int xshm_ring_pop_end(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
+{
+	return hand_over(cell, pos + 1, pos + ref->mask + 1);
+}
+
 int xshm_ring_pop(const struct xshm_ring_ref *ref, void *out, size_t len)
 {
 	unsigned char *cell;
@@ -242,25 +351,111 @@ int xshm_ring_pop(const struct xshm_ring_ref *ref, void *out, size_t len)
 
 	if (!payload_fits(ref, len))
 		return -EINVAL;
-	cell = claim(ref, &ref->ring->head, 1, &pos);
-	if (!cell)
-		return -EAGAIN;
-	memcpy(out, cell + sizeof(struct xshm_cell_seq), len);
-	atomic_store_explicit(seq_of(cell), pos + ref->mask + 1,
-			      memory_order_release);
+	do {
+		cell = xshm_ring_pop_begin(ref, &pos);
+		if (!cell)
+			return -EAGAIN;
+		memcpy(out, payload_of(cell), len);
+	} while (xshm_ring_pop_end(ref, cell, pos));
 	return 0;
 }
 
 int xshm_ring_push(const struct xshm_ring_ref *ref, const void *in, size_t len)
 {
 	unsigned char *cell;
+	uint64_t pos;
 
 	if (!payload_fits(ref, len))
 		return -EINVAL;
-	cell = xshm_ring_reserve(ref);
-	if (!cell)
-		return -EAGAIN;
-	memcpy(cell + sizeof(struct xshm_cell_seq), in, len);
-	xshm_ring_commit(ref, cell);
+	do {
+		cell = xshm_ring_reserve(ref, &pos);
+		if (!cell)
+			return -EAGAIN;
+		memcpy(payload_of(cell), in, len);
+	} while (xshm_ring_commit(ref, cell, pos));
 	return 0;
+}
+
+/* ---- stall reaping ---- */
+
+static void stall_forget(struct xshm_ring_stall *stall)
+{
+	stall->watching = 0;
+}
+
+/*
+ * Whether the cell at pos, held since before this call, may be taken from
+ * its holder: a claim for pos names it, and it is dead; no claim (it died
+ * or stalls between winning pos and claiming it): once pos has been seen
+ * stuck for XSHM_RING_STALL_NS.
+ */
+static bool holder_gone(void *cell, uint64_t pos, enum claim_kind kind,
+			struct xshm_ring_stall *stall, uint64_t now_ns)
+{
+	uint64_t claim = atomic_load_explicit(claim_of(cell),
+					      memory_order_relaxed);
+	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
+
+	if ((claim & (CLAIM_POS_MASK | CLAIM_POP)) == claim_tag(pos, kind) &&
+	    pid > 0)
+		return !xshm_proc_pid_alive(pid);
+	if (!stall->watching || stall->pos != pos) {
+		stall->watching = 1;
+		stall->pos = pos;
+		stall->since_ns = now_ns;
+		return false;
+	}
+	return now_ns - stall->since_ns >= XSHM_RING_STALL_NS;
+}
+
+int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
+			   struct xshm_ring_stall *stall, uint64_t now_ns)
+{
+	struct xshm_ring *ring = ref->ring;
+	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	unsigned char *cell = cell_at(ref, head);
+
+	if ((int64_t) (tail - head) <= 0 ||
+	    atomic_load_explicit(seq_of(cell), memory_order_acquire) != head) {
+		stall_forget(stall);
+		return 0;
+	}
+	if (!holder_gone(cell, head, CLAIM_PUSH, stall, now_ns))
+		return 0;
+	/* The CAS decides against a commit racing with us: one of us wins. */
+	if (hand_over(cell, head, head + ref->mask + 1))
+		return 0;
+	atomic_compare_exchange_strong_explicit(&ring->head, &head, head + 1,
+						memory_order_relaxed,
+						memory_order_relaxed);
+	stall_forget(stall);
+	return 1;
+}
+
+int xshm_ring_reap_stalled_pop(const struct xshm_ring_ref *ref,
+			       struct xshm_ring_stall *stall, uint64_t now_ns,
+			       void *out, size_t len)
+{
+	struct xshm_ring *ring = ref->ring;
+	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+	uint64_t pos = tail - (ref->mask + 1);
+	unsigned char *cell = cell_at(ref, tail);
+
+	if (!payload_fits(ref, len))
+		return -EINVAL;
+	/* Popped (head is past it) but not handed back (still pos + 1). */
+	if (tail <= ref->mask || (int64_t) (head - pos) <= 0 ||
+	    atomic_load_explicit(seq_of(cell), memory_order_acquire) != pos + 1) {
+		stall_forget(stall);
+		return 0;
+	}
+	if (!holder_gone(cell, pos, CLAIM_TAKE_POP, stall, now_ns))
+		return 0;
+	memcpy(out, payload_of(cell), len);
+	if (hand_over(cell, pos + 1, tail))
+		return 0;
+	stall_forget(stall);
+	return 1;
 }

@@ -3,9 +3,16 @@
  *
  * Each cell begins with a sequence number (struct xshm_cell_seq).  A producer
  * claims position p by CAS on tail when cell[p].seq == p, fills the cell and
- * publishes it with seq = p + 1.  The consumer sees cell[head] ready when its
- * seq == head + 1 and hands it back with seq = head + ncells.  Cells of one
- * producer are therefore consumed in the order it pushed them.
+ * publishes it by CAS of seq from p to p + 1.  The consumer sees cell[head]
+ * ready when its seq == head + 1 and hands it back with seq = head + ncells.
+ * Cells of one producer are therefore consumed in the order it pushed them.
+ *
+ * A producer that dies between reserve and commit would stop the consumer
+ * at its cell for good.  So right after winning a position it records its
+ * pid and the position in the cell's claim word, and the region owner, off
+ * the hot path, skips a reserved cell whose claimant is dead (or, without a
+ * claim, that stayed reserved for XSHM_RING_STALL_NS).  Its commit then
+ * fails and a producer that was only slow pushes again: nothing is lost.
  *
  * The ring lives in shared memory and may be written by an untrusted peer, so
  * every process uses it through a struct xshm_ring_ref: a private, validated
@@ -38,9 +45,13 @@ void xshm_ring_init(struct xshm_ring *ring, uint32_t ncells, uint32_t cell_size)
 int xshm_ring_attach(struct xshm_ring_ref *ref, struct xshm_ring *ring,
 		     size_t bytes_available);
 
-/* Producer side (any number of threads or processes). */
-void *xshm_ring_reserve(const struct xshm_ring_ref *ref);	/* NULL: full */
-void xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell);
+/*
+ * Producer side (any number of threads or processes).  reserve returns the
+ * cell and its position, or NULL when the ring is full; commit returns 0, or
+ * -ESTALE when the cell was skipped as stalled: push the data again.
+ */
+void *xshm_ring_reserve(const struct xshm_ring_ref *ref, uint64_t *pos);
+int xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell, uint64_t pos);
 
 /*
  * n consecutive positions in one claim, so that one message can span
@@ -63,13 +74,56 @@ void *xshm_ring_peek_at(const struct xshm_ring_ref *ref, uint32_t i);
 void xshm_ring_release_n(const struct xshm_ring_ref *ref, uint32_t n);
 
 /*
+ * Multi-consumer dequeue in two steps, for callers that must act on the
+ * payload before giving the cell back: pop_begin returns the cell (NULL when
+ * empty), pop_end hands it back, 0, or -ESTALE when it was reclaimed from us
+ * as stalled: the payload is not ours, forget it.
+ */
+void *xshm_ring_pop_begin(const struct xshm_ring_ref *ref, uint64_t *pos);
+int xshm_ring_pop_end(const struct xshm_ring_ref *ref, void *cell, uint64_t pos);
+
+/*
  * Multi-consumer dequeue: copies the len bytes that follow the cell's
- * sequence number into out.  Returns 0, -EAGAIN when the ring is empty, or
- * -EINVAL when len exceeds cell_size - 8.  Used by the pool's free-index queue, where every sender is a consumer.
+ * header (struct xshm_cell_seq) into out.  Returns 0, -EAGAIN when the ring
+ * is empty, or -EINVAL when len exceeds cell_size - 16.  Used by the pool's
+ * free-index queue, where every sender is a consumer.
  */
 int xshm_ring_pop(const struct xshm_ring_ref *ref, void *out, size_t len);
 
 /* Multi-producer enqueue of len bytes; 0, -EAGAIN when full, or -EINVAL. */
 int xshm_ring_push(const struct xshm_ring_ref *ref, const void *in, size_t len);
+
+/*
+ * Stall reaping, off the hot path, by the region owner only.  A cell is
+ * taken from a process whose claim names it and that is dead at once, and
+ * from an unknown one (it died before it could store its claim) once the
+ * same position has been seen stalled for XSHM_RING_STALL_NS.  A claimant
+ * that is alive is never robbed.  now_ns is CLOCK_MONOTONIC.
+ */
+#define XSHM_RING_STALL_NS	(5 * 1000000000ULL)
+
+struct xshm_ring_stall {
+	uint64_t pos;
+	uint64_t since_ns;
+	int watching;
+};
+
+/*
+ * The cell at head was reserved but never committed: skip it and advance
+ * head.  Returns 1 when it skipped one, else 0.  For the ring's consumer,
+ * and for the owner of a multi-consumer ring (pool free-index queue).
+ */
+int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
+			   struct xshm_ring_stall *stall, uint64_t now_ns);
+
+/*
+ * Multi-consumer ring only: the cell the next push needs was popped but
+ * never handed back.  Hand it back, copying the len payload bytes it still
+ * holds into out (the popper never got to use them).  Returns 1 when it did,
+ * 0 when there was nothing to do, or -EINVAL for a bad len.
+ */
+int xshm_ring_reap_stalled_pop(const struct xshm_ring_ref *ref,
+			       struct xshm_ring_stall *stall, uint64_t now_ns,
+			       void *out, size_t len);
 
 #endif

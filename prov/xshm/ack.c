@@ -23,10 +23,11 @@ static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
 {
 	struct xshm_region *sender = xshm_av_sender_region(ep->av, ep_id);
 	struct xshm_cmd *cmd;
+	uint64_t pos;
 
 	if (!sender || !xshm_region_is_open(sender))
 		return true;	/* the sender closed: nobody to tell */
-	cmd = xshm_ring_reserve(&sender->ring);
+	cmd = xshm_ring_reserve(&sender->ring, &pos);
 	if (!cmd)
 		return false;
 	cmd->op = XSHM_OP_ACK;
@@ -39,7 +40,8 @@ static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
 	cmd->msg_size = 0;
 	cmd->chunk_len = 0;
 	cmd->ack_id = ack_id;
-	xshm_ring_commit(&sender->ring, cmd);
+	if (xshm_ring_commit(&sender->ring, cmd, pos))
+		return false;	/* skipped as stalled: push it again */
 	xshm_doorbell_ring(sender);
 	return true;
 }

@@ -51,6 +51,8 @@ void xshm_av_erase(struct xshm_av *av, size_t index);
 /* av_shared.c */
 int xshm_av_shared_open(struct xshm_av *av, struct fi_av_attr *attr);
 void xshm_av_shared_close(struct xshm_av *av);
+/* Unlink named-AV files whose writers all died; returns how many. */
+int xshm_av_shared_reclaim_stale(void);
 /* Catches up with what other processes changed (cheap when nothing did). */
 void xshm_av_shared_sync(struct xshm_av *av);
 int xshm_av_shared_lock(struct xshm_av *av);

@@ -6,6 +6,7 @@
  * the file whenever its generation moved.  The file is another process's
  * memory: whatever is read from it is checked before it is used.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -503,4 +504,70 @@ void xshm_av_shared_close(struct xshm_av *av)
 	release(av->shared);
 	free(av->shared);
 	av->shared = NULL;
+}
+
+/* ---- files whose writers all died without closing ---- */
+
+/* Unlink it only if the name still is the file we looked at. */
+static void unlink_same(const char *path, int fd)
+{
+	struct stat mine, now;
+	char full[NAME_MAX + 16];
+
+	snprintf(full, sizeof(full), "/dev/shm%s", path);
+	if (!fstat(fd, &mine) && !stat(full, &now) &&
+	    mine.st_ino == now.st_ino && mine.st_dev == now.st_dev)
+		shm_unlink(path);
+}
+
+/*
+ * Under the file's lock, like the last writer's close.  A writer that
+ * created it but has not registered yet finds it unlinked and starts over.
+ */
+static bool reclaim_file(const char *path)
+{
+	struct xshm_av_shared sh = { 0 };
+	bool gone = false;
+	int fd = shm_open(path, O_RDWR | O_NOFOLLOW, 0);
+
+	if (fd < 0)
+		return false;
+	if (open_file(&sh, fd, false)) {
+		close(fd);
+		return false;
+	}
+	if (!lock_hdr(sh.hdr)) {
+		if (!sh.hdr->unlinked && !prune_openers(sh.hdr)) {
+			sh.hdr->unlinked = 1;
+			unlink_same(path, fd);
+			gone = true;
+		}
+		pthread_mutex_unlock(&sh.hdr->lock);
+	}
+	detach(&sh);
+	close(fd);
+	return gone;
+}
+
+int xshm_av_shared_reclaim_stale(void)
+{
+	char prefix[32], path[NAME_MAX + 2];
+	struct dirent *entry;
+	size_t prefix_len;
+	int removed = 0;
+	DIR *dir;
+
+	prefix_len = (size_t) snprintf(prefix, sizeof(prefix), "xshm-av-%u-",
+				       (unsigned) geteuid());
+	dir = opendir("/dev/shm");
+	if (!dir)
+		return 0;
+	while ((entry = readdir(dir)) != NULL) {
+		if (strncmp(entry->d_name, prefix, prefix_len) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/%s", entry->d_name);
+		removed += reclaim_file(path);
+	}
+	closedir(dir);
+	return removed;
 }

@@ -338,6 +338,8 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
+	if (xshm_params.signal_handlers)
+		xshm_cleanup_install_signals();
 	ep->domain = domain;
 	ep->caps = info->caps ? info->caps : XSHM_CAPS;
 	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xshm.h"
+#include "av.h"
 #include "shm/region.h"
 
 static int xshm_fabric_close(struct fid *fid)
@@ -94,8 +94,9 @@ int xshm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric_out
 	fabric->fabric_fid.fid.context = context;
 	fabric->fabric_fid.fid.ops = &xshm_fabric_fi_ops;
 	fabric->fabric_fid.ops = &xshm_fabric_ops;
-	/* Regions left by processes that died without closing them. */
+	/* Files left by processes that died without closing them. */
 	xshm_region_reclaim_stale();
+	xshm_av_shared_reclaim_stale();
 	*fabric_out = &fabric->fabric_fid;
 	return 0;
 }

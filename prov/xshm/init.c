@@ -27,7 +27,7 @@ struct fi_provider xshm_prov = {
 static void xshm_read_params(void)
 {
 	char *node_id = NULL;
-	int cma = 1, numa = 1;
+	int cma = 1, numa = 1, signal_handlers = 1;
 
 	fi_param_define(&xshm_prov, "node_id", FI_PARAM_STRING,
 		"Identity of this node in xshm addresses, as hex digits "
@@ -54,6 +54,13 @@ static void xshm_read_params(void)
 		"(default: %zu, at most %zu).", (size_t) XSHM_CELLS_THRESHOLD,
 		(size_t) XSHM_CELLS_MSG_MAX);
 
+	fi_param_define(&xshm_prov, "signal_handlers", FI_PARAM_BOOL,
+		"When the first endpoint opens, install handlers for SIGINT, "
+		"SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV and SIGBUS, where "
+		"their disposition is still the default, that remove the "
+		"process's shared-memory files before it dies of the signal "
+		"(default: yes).");
+
 	xshm_params.cma = true;
 	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
 	xshm_params.cells_threshold = XSHM_CELLS_THRESHOLD;
@@ -61,6 +68,8 @@ static void xshm_read_params(void)
 			    &xshm_params.cells_threshold);
 	if (xshm_params.cells_threshold > XSHM_CELLS_MSG_MAX)
 		xshm_params.cells_threshold = XSHM_CELLS_MSG_MAX;
+	fi_param_get_bool(&xshm_prov, "signal_handlers", &signal_handlers);
+	xshm_params.signal_handlers = signal_handlers;
 	fi_param_get_bool(&xshm_prov, "cma", &cma);
 	fi_param_get_bool(&xshm_prov, "numa", &numa);
 	fi_param_get_size_t(&xshm_prov, "scopy_threshold",

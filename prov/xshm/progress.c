@@ -1,19 +1,43 @@
 /* Manual progress: drain the inbound ring, then push queued sends. */
 #include "xshm.h"
 
+/*
+ * The sweep (shm/sweep.h) costs system calls: it runs at most every
+ * XSHM_SWEEP_INTERVAL_NS, looked at every XSHM_SWEEP_POLLS polls that found
+ * nothing to consume.  Nothing here reads the ring's tail: senders write
+ * that line, and a poll loop reading it would add a cache-line transfer to
+ * every send.
+ */
+static void sweep_when_due(struct xshm_ep *ep)
+{
+	uint64_t now;
+
+	if (++ep->sweep_polls < XSHM_SWEEP_POLLS)
+		return;
+	ep->sweep_polls = 0;
+	now = xshm_sweep_now();
+	if (now - ep->sweep_last_ns < XSHM_SWEEP_INTERVAL_NS)
+		return;
+	ep->sweep_last_ns = now;
+	xshm_sweep_run(&ep->sweep, &ep->region, now);
+}
+
 void xshm_ep_progress(struct xshm_ep *ep)
 {
 	struct xshm_ring_ref *ring = &ep->region.ring;
+	int consumed;
 
 	if (!ep->enabled)
 		return;
-	for (int i = 0; i < XSHM_RX_BUDGET; i++) {
+	for (consumed = 0; consumed < XSHM_RX_BUDGET; consumed++) {
 		struct xshm_cmd *cmd = xshm_ring_peek(ring);
 
 		if (!cmd)
 			break;
 		xshm_ring_release_n(ring, xshm_rx_handle_cmd(ep, cmd));
 	}
+	if (!consumed)
+		sweep_when_due(ep);
 	xshm_ack_flush(ep);
 	if (!xshm_dlist_empty(&ep->tx_wait_ack))
 		xshm_ack_reap(ep);

@@ -411,14 +411,14 @@ static bool gather_cells(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 	payload->len[0] = XSHM_INLINE_MAX;
 	for (payload->count = 1; left; payload->count++) {
-		const unsigned char *cell =
+		const struct xshm_cont_cell *cell =
 			xshm_ring_peek_at(&ep->region.ring, payload->count);
 		uint32_t len = left < XSHM_CELL_PAYLOAD ?
 			       (uint32_t) left : XSHM_CELL_PAYLOAD;
 
-		if (!cell)
+		if (!cell || cell->op != XSHM_OP_CONT)
 			return false;
-		payload->piece[payload->count] = cell + sizeof(uint64_t);
+		payload->piece[payload->count] = cell->data;
 		payload->len[payload->count] = len;
 		left -= len;
 	}
@@ -475,14 +475,23 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	    (cmd.proto == XSHM_PROTO_RTS && !rts_valid(&cmd, &rts)) ||
 	    !locate_payload(ep, &cmd, shared, &rts, &payload)) {
 		XSHM_WARN(FI_LOG_EP_DATA, "malformed command dropped\n");
-		if (cmd.proto == XSHM_PROTO_BUF &&
-		    xshm_pool_buf(&ep->region.pool, cmd.buf_index))
-			xshm_pool_free(&ep->region.pool, cmd.buf_index);
+		if (cmd.proto == XSHM_PROTO_BUF)
+			xshm_pool_free(&ep->region.pool, cmd.buf_index,
+				       cmd.src_ep_id);
+		return 1;
+	}
+	/* Its buffer must be one it borrowed and still holds: used once. */
+	if (cmd.proto == XSHM_PROTO_BUF &&
+	    !xshm_pool_owned_by(&ep->region.pool, cmd.buf_index, cmd.src_ep_id)) {
+		XSHM_WARN(FI_LOG_EP_DATA, "command from %016llx names buffer "
+			  "%u it does not hold: dropped\n",
+			  (unsigned long long) cmd.src_ep_id, cmd.buf_index);
 		return 1;
 	}
 	if (!xshm_av_sender_allowed(ep, cmd.src_ep_id)) {
 		if (cmd.proto == XSHM_PROTO_BUF)
-			xshm_pool_free(&ep->region.pool, cmd.buf_index);
+			xshm_pool_free(&ep->region.pool, cmd.buf_index,
+				       cmd.src_ep_id);
 		return cells_used(&payload, &cmd);
 	}
 	switch (cmd.op) {
@@ -500,7 +509,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		handle_first(ep, &cmd, &payload);
 	}
 	if (cmd.proto == XSHM_PROTO_BUF)
-		xshm_pool_free(&ep->region.pool, cmd.buf_index);
+		xshm_pool_free(&ep->region.pool, cmd.buf_index, cmd.src_ep_id);
 	return cells_used(&payload, &cmd);
 }
 

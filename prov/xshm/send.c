@@ -16,7 +16,8 @@
 static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 		     struct xshm_tx_op *op)
 {
-	struct xshm_cmd *cmd = xshm_ring_reserve(&peer->ring);
+	uint64_t pos;
+	struct xshm_cmd *cmd = xshm_ring_reserve(&peer->ring, &pos);
 	struct xshm_rts *rts;
 
 	if (!cmd)
@@ -38,7 +39,9 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 		rts->iov[i].base = (uintptr_t) op->iov[i].iov_base;
 		rts->iov[i].len = op->iov[i].iov_len;
 	}
-	xshm_ring_commit(&peer->ring, cmd);
+	/* Skipped as stalled by the receiver: push it again later. */
+	if (xshm_ring_commit(&peer->ring, cmd, pos))
+		return false;
 	xshm_doorbell_ring(peer);
 	op->sent = op->total;
 	op->started = true;
@@ -51,10 +54,33 @@ static bool spans_cells(const struct xshm_tx_op *op)
 	       op->total <= xshm_params.cells_threshold;
 }
 
+/* Fills the continuation cells of a run and publishes them; false if any was lost. */
+static bool push_continuations(struct xshm_region *peer, struct xshm_tx_op *op,
+			       uint64_t pos, uint32_t ncells)
+{
+	size_t offset = XSHM_INLINE_MAX;
+	bool all = true;
+
+	for (uint32_t i = 1; i < ncells; i++) {
+		struct xshm_cont_cell *cell = xshm_ring_cell(&peer->ring, pos + i);
+		size_t len = op->total - offset < XSHM_CELL_PAYLOAD ?
+			     op->total - offset : XSHM_CELL_PAYLOAD;
+
+		cell->op = XSHM_OP_CONT;
+		xshm_iov_copy_from(cell->data, op->iov, op->iov_count, offset, len);
+		if (xshm_ring_commit(&peer->ring, cell, pos + i))
+			all = false;
+		offset += len;
+	}
+	return all;
+}
+
 /*
  * The whole message in consecutive cells of one reservation (see
  * XSHM_PROTO_CELLS): the first cell, which names the message, is
- * committed last, so the receiver finds the rest already there.
+ * committed last, so the receiver finds the rest already there.  The
+ * first cell is always published, empty if the message cannot be whole,
+ * since a receiver waits for a live sender's reserved cell forever.
  */
 static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 		       struct xshm_tx_op *op)
@@ -62,24 +88,15 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 	uint32_t ncells = 1 + (uint32_t) ((op->total - XSHM_INLINE_MAX +
 					   XSHM_CELL_PAYLOAD - 1) /
 					  XSHM_CELL_PAYLOAD);
-	size_t offset = XSHM_INLINE_MAX;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
+	bool whole;
 
 	if (xshm_ring_reserve_n(&peer->ring, ncells, &pos))
 		return false;
-	for (uint32_t i = 1; i < ncells; i++) {
-		unsigned char *cell = xshm_ring_cell(&peer->ring, pos + i);
-		size_t len = op->total - offset < XSHM_CELL_PAYLOAD ?
-			     op->total - offset : XSHM_CELL_PAYLOAD;
-
-		xshm_iov_copy_from(cell + sizeof(uint64_t), op->iov,
-				   op->iov_count, offset, len);
-		xshm_ring_commit(&peer->ring, cell);
-		offset += len;
-	}
+	whole = push_continuations(peer, op, pos, ncells);
 	cmd = xshm_ring_cell(&peer->ring, pos);
-	cmd->op = op->op;
+	cmd->op = whole ? op->op : 0;	/* 0: dropped by the receiver */
 	cmd->proto = XSHM_PROTO_CELLS;
 	cmd->flags = op->cmd_flags;
 	cmd->buf_index = 0;
@@ -91,7 +108,9 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd->ack_id = op->ack_id;
 	xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, 0,
 			   XSHM_INLINE_MAX);
-	xshm_ring_commit(&peer->ring, cmd);
+	/* Skipped as stalled by the receiver: push it again later. */
+	if (xshm_ring_commit(&peer->ring, cmd, pos) || !whole)
+		return false;
 	xshm_doorbell_ring(peer);
 	op->sent = op->total;
 	op->started = true;
@@ -106,20 +125,18 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	size_t len = op->total - op->sent;
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
+	uint64_t pos;
 	void *payload;
 
 	if (!is_inline) {
 		if (len > peer->pool.buf_size)
 			len = peer->pool.buf_size;
-		if (xshm_pool_alloc(&peer->pool, &index))
+		if (xshm_pool_alloc(&peer->pool, ep->addr.ep_id, &index))
 			return false;
 	}
-	cmd = xshm_ring_reserve(&peer->ring);
-	if (!cmd) {
-		if (!is_inline)
-			xshm_pool_free(&peer->pool, index);
-		return false;
-	}
+	cmd = xshm_ring_reserve(&peer->ring, &pos);
+	if (!cmd)
+		goto give_back;
 	cmd->op = op->started ? XSHM_OP_CHUNK : op->op;
 	cmd->proto = is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF;
 	cmd->flags = op->cmd_flags;
@@ -132,11 +149,18 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd->ack_id = op->ack_id;
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
-	xshm_ring_commit(&peer->ring, cmd);
+	/* Skipped as stalled by the receiver: push it again later. */
+	if (xshm_ring_commit(&peer->ring, cmd, pos))
+		goto give_back;
 	xshm_doorbell_ring(peer);
 	op->sent += len;
 	op->started = true;
 	return true;
+
+give_back:
+	if (!is_inline)
+		xshm_pool_free(&peer->pool, index, ep->addr.ep_id);
+	return false;
 }
 
 /* Pushes as much of op as the peer takes; true once all of it is pushed. */
@@ -258,19 +282,21 @@ static void push_abort(struct xshm_ep *ep, const struct xshm_tx_op *op)
 {
 	struct xshm_av_entry *peer;
 	struct xshm_cmd *cmd;
+	uint64_t pos;
 
 	if (xshm_av_peer(ep->av, op->dest, &peer) ||
 	    peer->addr.ep_id != op->dest_ep_id)
 		return;
-	cmd = xshm_ring_reserve(&peer->peer.ring);
+	cmd = xshm_ring_reserve(&peer->peer.ring, &pos);
 	if (!cmd)
 		return;	/* the receiver will see the sender's region gone */
-	memset((char *) cmd + sizeof(cmd->seq), 0,
-	       XSHM_CMD_HDR_SIZE - sizeof(cmd->seq));
+	memset((char *) cmd + sizeof(struct xshm_cell_seq), 0,
+	       XSHM_CMD_HDR_SIZE - sizeof(struct xshm_cell_seq));
 	cmd->op = XSHM_OP_ABORT;
 	cmd->proto = XSHM_PROTO_INLINE;
 	cmd->src_ep_id = ep->addr.ep_id;
-	xshm_ring_commit(&peer->peer.ring, cmd);
+	if (xshm_ring_commit(&peer->peer.ring, cmd, pos))
+		return;	/* skipped as stalled: like a full ring */
 	xshm_doorbell_ring(&peer->peer);
 }
 

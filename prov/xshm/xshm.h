@@ -26,6 +26,7 @@
 #include "shm/doorbell.h"
 #include "shm/scopy/scopy.h"
 #include "shm/region.h"
+#include "shm/sweep.h"
 
 #define XSHM_NAME		"xshm"
 #define XSHM_VERSION		FI_VERSION(0, 1)
@@ -41,6 +42,8 @@
 /* "fi_xshm://" + 16 hex + "/" + 16 hex + NUL */
 #define XSHM_ADDR_LEN		44
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
+#define XSHM_SWEEP_POLLS	64	/* idle polls between sweep checks */
+#define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 #define XSHM_CELLS_THRESHOLD	4096	  /* measured default: smaller ones span cells */
 
@@ -122,6 +125,7 @@ struct xshm_params {
 	size_t scopy_threshold;		/* larger messages are pulled */
 	size_t cells_threshold;		/* smaller ones span ring cells */
 	bool numa;			/* regions on the creator's node */
+	bool signal_handlers;		/* unlink our regions on signals */
 };
 extern struct xshm_params xshm_params;
 
@@ -500,6 +504,9 @@ struct xshm_ep {
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
+	struct xshm_sweep sweep;	/* against dead peers (progress.c) */
+	uint32_t sweep_polls;
+	uint64_t sweep_last_ns;
 };
 
 int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,

@@ -15,11 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm/layout.h"
+
 #define KiB	1024
 #define MiB	(1024 * 1024)
 
 static const size_t sizes[] = {
-	0, 1, 199, 200, 201, 4095, 4096, 4097, 16383, 16384, 16385,
+	0, 1, XSHM_INLINE_MAX - 1, XSHM_INLINE_MAX, XSHM_INLINE_MAX + 1,
+	4095, 4096, 4097, 16383, 16384, 16385,
 	2 * 16384 - 1, 2 * 16384, 2 * 16384 + 1, 4 * MiB + 1,
 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))

@@ -26,7 +26,9 @@ enum when { PREPOSTED, UNEXPECTED, HALF };
 
 static const char *const when_names[] = { "pre-posted", "unexpected", "half pre-posted" };
 
-static const size_t first_sizes[] = { 1, 200, 201, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1, MiB, 3 };
+static const size_t first_sizes[] = {
+	1, XSHM_INLINE_MAX, XSHM_INLINE_MAX + 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1, MiB, 3
+};
 static const size_t size_pool[] = {
 	1, 3, XSHM_INLINE_MAX - 1, XSHM_INLINE_MAX, XSHM_INLINE_MAX + 1, 1000, 4096,
 	XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1, 40000, MiB,

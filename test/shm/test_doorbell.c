@@ -94,11 +94,11 @@ static int child_push_and_ring(uint64_t ep_id, int count, int delay_ms)
 	if (delay_ms)
 		usleep((useconds_t) delay_ms * 1000);
 	for (int i = 0; i < count; i++) {
-		void *cell = xshm_ring_reserve(&peer.ring);
+		uint64_t pos;
+		void *cell = xshm_ring_reserve(&peer.ring, &pos);
 
-		if (!cell)
+		if (!cell || xshm_ring_commit(&peer.ring, cell, pos))
 			return 3;
-		xshm_ring_commit(&peer.ring, cell);
 		xshm_doorbell_ring(&peer);
 	}
 	xshm_region_close(&peer);

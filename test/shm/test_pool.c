@@ -6,7 +6,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "shm/pool.h"
 
@@ -16,6 +20,7 @@
 #define STRESS_THREADS	4
 #define STRESS_ROUNDS	100000
 #define STRESS_BUFS	8
+#define OWNER		0x1234	/* the borrowing endpoint's id */
 
 struct test_pool {
 	struct xshm_pool *pool;
@@ -48,12 +53,12 @@ START_TEST(alloc_all_once)
 	ck_assert_uint_eq(tp.ref.nbufs, NBUFS);
 	ck_assert_uint_eq(tp.ref.buf_size, BUF_SIZE);
 	for (i = 0; i < NBUFS; i++) {
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
 		ck_assert_uint_lt(index, NBUFS);
 		ck_assert_uint_eq(seen[index], 0);
 		seen[index] = 1;
 	}
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), -EAGAIN);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
 	free(tp.pool);
 }
 END_TEST
@@ -66,15 +71,15 @@ START_TEST(free_and_realloc)
 
 	pool_new(&tp, NBUFS, BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
 	for (i = 0; i < 3; i++)
-		xshm_pool_free(&tp.ref, freed[i]);
-	/* Out-of-range frees are ignored, not queued. */
-	xshm_pool_free(&tp.ref, NBUFS);
-	xshm_pool_free(&tp.ref, UINT32_MAX);
+		ck_assert_int_eq(xshm_pool_free(&tp.ref, freed[i], OWNER), 0);
+	/* Out-of-range frees are refused, not queued. */
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, NBUFS, OWNER), -EINVAL);
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, UINT32_MAX, OWNER), -EINVAL);
 	for (i = 0; i < 3; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &got[i]), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), -EAGAIN);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &got[i]), 0);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
 	for (i = 0; i < 3; i++) {
 		int found = 0;
 
@@ -84,9 +89,9 @@ START_TEST(free_and_realloc)
 	}
 	/* Many cycles through the free queue. */
 	for (i = 0; i < 1000; i++) {
-		xshm_pool_free(&tp.ref, got[i % 3]);
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &got[i % 3]), 0);
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), -EAGAIN);
+		ck_assert_int_eq(xshm_pool_free(&tp.ref, got[i % 3], OWNER), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &got[i % 3]), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
 	}
 	free(tp.pool);
 }
@@ -114,8 +119,8 @@ START_TEST(buf_bounds)
 	/* Writing every buffer whole must leave the free queue intact. */
 	memset(base, 0xa5, (size_t) NBUFS * BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), -EAGAIN);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
 	free(tp.pool);
 }
 END_TEST
@@ -131,12 +136,12 @@ struct stress_arg {
 	unsigned char id;
 };
 
-static uint32_t alloc_retry(const struct xshm_pool_ref *ref)
+static uint32_t alloc_retry(const struct xshm_pool_ref *ref, uint64_t owner)
 {
 	uint32_t index;
 	int ret;
 
-	while ((ret = xshm_pool_alloc(ref, &index)) == -EAGAIN)
+	while ((ret = xshm_pool_alloc(ref, owner, &index)) == -EAGAIN)
 		sched_yield();
 	return ret ? UINT32_MAX : index;
 }
@@ -162,7 +167,8 @@ static int return_buf(struct stress_shared *shared, uint32_t index,
 	for (i = 0; i < BUF_SIZE; i++)
 		bad |= buf[i] != id;
 	atomic_store(&shared->owned[index], 0);
-	xshm_pool_free(shared->ref, index);
+	if (xshm_pool_free(shared->ref, index, id))
+		return -1;
 	return bad ? -1 : 0;
 }
 
@@ -177,7 +183,7 @@ static void *stress_thread(void *arg)
 		int nheld = 1 + round % 2;
 
 		for (k = 0; k < nheld; k++) {
-			held[k] = alloc_retry(shared->ref);
+			held[k] = alloc_retry(shared->ref, self->id);
 			if (claim_buf(shared, held[k], self->id))
 				goto error;
 		}
@@ -213,11 +219,11 @@ START_TEST(concurrent_alloc_free)
 	ck_assert_int_eq(load_int(&shared.errors), 0);
 	/* Every buffer came back exactly once. */
 	for (i = 0; i < STRESS_BUFS; i++) {
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
 		ck_assert_uint_eq(seen[index], 0);
 		seen[index] = 1;
 	}
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), -EAGAIN);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
 	free(tp.pool);
 }
 END_TEST
@@ -288,15 +294,187 @@ START_TEST(alloc_rejects_bad_index)
 
 	pool_new(&tp, NBUFS, BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
 	/* A peer pushes a bogus index straight into the shared queue. */
 	ck_assert_int_eq(xshm_ring_push(&tp.ref.freeq,
 					&(uint64_t) { NBUFS }, sizeof(uint64_t)), 0);
 	index = 12345;
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), -EPROTO);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EPROTO);
 	ck_assert_uint_eq(index, 12345);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, &index), -EAGAIN);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
 	free(tp.pool);
+}
+END_TEST
+
+/* ---- ownership: double frees, foreign frees, dead borrowers ---- */
+
+#define OTHER		0x5678
+#define T0		1000000000ULL
+
+/* Every buffer can be borrowed exactly once, then none. */
+static void check_all_free_once(const struct xshm_pool_ref *ref)
+{
+	unsigned char seen[NBUFS] = { 0 };
+	uint32_t index;
+
+	for (int i = 0; i < NBUFS; i++) {
+		ck_assert_int_eq(xshm_pool_alloc(ref, OWNER, &index), 0);
+		ck_assert_uint_eq(seen[index], 0);
+		seen[index] = 1;
+	}
+	ck_assert_int_eq(xshm_pool_alloc(ref, OWNER, &index), -EAGAIN);
+}
+
+START_TEST(free_only_by_borrower_once)
+{
+	struct test_pool tp;
+	uint32_t index;
+
+	pool_new(&tp, NBUFS, BUF_SIZE);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, 0, &index), -EINVAL);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, XSHM_POOL_PENDING, &index),
+			 -EINVAL);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+	ck_assert(xshm_pool_owned_by(&tp.ref, index, OWNER));
+	ck_assert(!xshm_pool_owned_by(&tp.ref, index, OTHER));
+	ck_assert(!xshm_pool_owned_by(&tp.ref, NBUFS, OWNER));
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OTHER), -EINVAL);
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, index, 0), -EINVAL);
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OWNER), 0);
+	ck_assert(!xshm_pool_owned_by(&tp.ref, index, OWNER));
+	/* The second free of the same index is refused, not queued twice. */
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OWNER), -EINVAL);
+	/* Nor may anyone free one never borrowed. */
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, (index + 1) % NBUFS, OWNER),
+			 -EINVAL);
+	check_all_free_once(&tp.ref);
+	free(tp.pool);
+}
+END_TEST
+
+START_TEST(reclaim_owner_returns_its_buffers)
+{
+	struct test_pool tp;
+	uint32_t mine[3], theirs;
+	uint64_t borrowers[4];
+
+	pool_new(&tp, NBUFS, BUF_SIZE);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OTHER, &mine[i]), 0);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &theirs), 0);
+	ck_assert_uint_eq(xshm_pool_borrowers(&tp.ref, borrowers, 4), 2);
+	ck_assert_int_eq(xshm_pool_reclaim_owner(&tp.ref, OTHER), 3);
+	ck_assert_int_eq(xshm_pool_reclaim_owner(&tp.ref, OTHER), 0);
+	ck_assert_uint_eq(xshm_pool_borrowers(&tp.ref, borrowers, 4), 1);
+	ck_assert_uint_eq(borrowers[0], OWNER);
+	/* The reclaimed ones are free: a late free by their borrower fails. */
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, mine[0], OTHER), -EINVAL);
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, theirs, OWNER), 0);
+	check_all_free_once(&tp.ref);
+	free(tp.pool);
+}
+END_TEST
+
+static struct xshm_pool *shared_pool(struct xshm_pool_ref *ref, size_t *bytes)
+{
+	struct xshm_pool *pool;
+
+	*bytes = xshm_pool_bytes(NBUFS, BUF_SIZE);
+	pool = mmap(NULL, *bytes, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(pool, MAP_FAILED);
+	xshm_pool_init(pool, NBUFS, BUF_SIZE);
+	ck_assert_int_eq(xshm_pool_attach(ref, pool, *bytes), 0);
+	return pool;
+}
+
+/* In a child: how it dies inside the pool's free-index queue. */
+enum pool_death {
+	DIE_POPPING,		/* took a queue cell, not yet the buffer */
+	DIE_POPPED_OWNING,	/* took the buffer, not yet handed the cell back */
+	DIE_PUSHING,		/* freed a buffer, died inside the push */
+};
+
+static void die_in_pool(const struct xshm_pool_ref *ref, enum pool_death how)
+{
+	struct xshm_index_cell *cell;
+	uint32_t index;
+	uint64_t pos;
+
+	if (how == DIE_PUSHING) {
+		if (xshm_pool_alloc(ref, OTHER, &index))
+			_exit(3);
+		atomic_store(&ref->owners[index], XSHM_POOL_PENDING);
+		cell = xshm_ring_reserve(&ref->freeq, &pos);
+		if (!cell)
+			_exit(4);
+		cell->index = index;
+		raise(SIGKILL);
+	}
+	cell = xshm_ring_pop_begin(&ref->freeq, &pos);
+	if (!cell)
+		_exit(5);
+	if (how == DIE_POPPED_OWNING)
+		atomic_store(&ref->owners[cell->index], OTHER);
+	raise(SIGKILL);
+}
+
+static void child_dies_in_pool(const struct xshm_pool_ref *ref,
+			       enum pool_death how)
+{
+	pid_t child = fork();
+	int status;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0)
+		die_in_pool(ref, how);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+/*
+ * Borrow everything that can be borrowed, free it all (the queue wraps onto
+ * a dead popper's cell: frees wait as pending), let the region owner reap,
+ * and check that every buffer is back exactly once.
+ */
+static void check_pool_recovers(enum pool_death how)
+{
+	struct xshm_pool_reaper reaper = { 0 };
+	struct xshm_pool_ref ref;
+	uint32_t held[NBUFS];
+	size_t bytes;
+	struct xshm_pool *pool = shared_pool(&ref, &bytes);
+	int n = 0;
+
+	child_dies_in_pool(&ref, how);
+	while (xshm_pool_alloc(&ref, OWNER, &held[n]) == 0)
+		n++;
+	ck_assert_int_eq(n, NBUFS - 1);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(xshm_pool_free(&ref, held[i], OWNER), 0);
+	xshm_pool_reap_stalled(&ref, &reaper, T0);
+	/* A buffer the child held is its own until reclaimed. */
+	ck_assert_int_eq(xshm_pool_reclaim_owner(&ref, OTHER),
+			 how == DIE_POPPED_OWNING);
+	check_all_free_once(&ref);
+	munmap(pool, bytes);
+}
+
+START_TEST(dead_popper_recovered)
+{
+	check_pool_recovers(DIE_POPPING);
+}
+END_TEST
+
+START_TEST(dead_popper_owning_recovered)
+{
+	check_pool_recovers(DIE_POPPED_OWNING);
+}
+END_TEST
+
+START_TEST(dead_pusher_recovered)
+{
+	check_pool_recovers(DIE_PUSHING);
 }
 END_TEST
 
@@ -312,6 +490,11 @@ static Suite *pool_suite(void)
 	tcase_add_test(basic, buf_bounds);
 	tcase_add_test(basic, attach_rejects_corruption);
 	tcase_add_test(basic, alloc_rejects_bad_index);
+	tcase_add_test(basic, free_only_by_borrower_once);
+	tcase_add_test(basic, reclaim_owner_returns_its_buffers);
+	tcase_add_test(basic, dead_popper_recovered);
+	tcase_add_test(basic, dead_popper_owning_recovered);
+	tcase_add_test(basic, dead_pusher_recovered);
 	suite_add_tcase(suite, basic);
 
 	tcase_set_timeout(stress, TEST_TIMEOUT);

@@ -125,6 +125,7 @@ static int child_send(uint64_t ep_id, const struct xshm_region_hdr *expect)
 	struct xshm_region peer;
 	struct xshm_cmd *cmd;
 	uint32_t index, i;
+	uint64_t pos;
 
 	if (xshm_region_open(&peer, ep_id) != 0)
 		return 2;
@@ -136,12 +137,13 @@ static int child_send(uint64_t ep_id, const struct xshm_region_hdr *expect)
 	    peer.hdr->pool_offset != expect->pool_offset)
 		return 3;
 	for (i = 0; i < CHILD_CMDS; i++) {
-		while (!(cmd = xshm_ring_reserve(&peer.ring)))
+		while (!(cmd = xshm_ring_reserve(&peer.ring, &pos)))
 			sched_yield();
 		cmd->op = XSHM_OP_TAGGED;
 		cmd->src_ep_id = ep_id + 1;
 		cmd->tag = i;
-		if (i % 10 == 0 && xshm_pool_alloc(&peer.pool, &index) == 0) {
+		if (i % 10 == 0 &&
+		    xshm_pool_alloc(&peer.pool, ep_id + 1, &index) == 0) {
 			memset(xshm_pool_buf(&peer.pool, index), (int) (i & 0xff),
 			       test_geom.buf_size);
 			cmd->proto = XSHM_PROTO_BUF;
@@ -152,7 +154,8 @@ static int child_send(uint64_t ep_id, const struct xshm_region_hdr *expect)
 			cmd->chunk_len = sizeof(i);
 			memcpy(cmd->data, &i, sizeof(i));
 		}
-		xshm_ring_commit(&peer.ring, cmd);
+		if (xshm_ring_commit(&peer.ring, cmd, pos))
+			return 4;
 	}
 	xshm_region_close(&peer);
 	return 0;
@@ -177,7 +180,8 @@ static void check_cmd(const struct xshm_region *region,
 	ck_assert_ptr_nonnull(buf);
 	for (k = 0; k < cmd->chunk_len; k++)
 		ck_assert_uint_eq(buf[k], expected & 0xff);
-	xshm_pool_free(&region->pool, cmd->buf_index);
+	ck_assert_int_eq(xshm_pool_free(&region->pool, cmd->buf_index,
+					cmd->src_ep_id), 0);
 }
 
 /* Consume CHILD_CMDS commands, failing if the child dies before sending. */
@@ -223,7 +227,7 @@ START_TEST(round_trip_with_child)
 	receive_from(&region, child);
 	/* Every borrowed buffer came back. */
 	for (uint32_t i = 0, index; i < test_geom.pool_bufs; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&region.pool, &index), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&region.pool, 1, &index), 0);
 	xshm_region_close(&region);
 	ck_assert(!region_file_exists(ep_id));
 }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ struct item {
 };
 
 struct item_cell {
-	uint64_t ring_seq;
+	struct xshm_cell_seq hdr;	/* owned by ring.c */
 	struct item item;
 };
 
@@ -68,12 +69,13 @@ static void put_item(const struct xshm_ring_ref *ref, uint32_t producer,
 		     uint64_t seq)
 {
 	struct item_cell *cell;
+	uint64_t pos;
 
-	while (!(cell = xshm_ring_reserve(ref)))
+	while (!(cell = xshm_ring_reserve(ref, &pos)))
 		sched_yield();
 	cell->item.producer = producer;
 	cell->item.seq = seq;
-	xshm_ring_commit(ref, cell);
+	ck_assert_int_eq(xshm_ring_commit(ref, cell, pos), 0);
 }
 
 /* Call while waiting; true once the wait has lasted STALL_SECONDS. */
@@ -122,23 +124,26 @@ START_TEST(reserve_until_full)
 	struct xshm_ring_ref ref;
 	struct xshm_ring *ring = ring_new(&ref, 8, 32);
 	void *cells[8], *cell;
+	uint64_t pos[8], next;
 	int i;
 
 	for (i = 0; i < 8; i++) {
-		cells[i] = xshm_ring_reserve(&ref);
+		cells[i] = xshm_ring_reserve(&ref, &pos[i]);
 		ck_assert_ptr_nonnull(cells[i]);
+		ck_assert_uint_eq(pos[i], i);
 	}
-	ck_assert_ptr_null(xshm_ring_reserve(&ref));
+	ck_assert_ptr_null(xshm_ring_reserve(&ref, &next));
 	/* Reserved but uncommitted cells are invisible to the consumer. */
 	ck_assert_ptr_null(xshm_ring_peek(&ref));
 	for (i = 0; i < 8; i++)
-		xshm_ring_commit(&ref, cells[i]);
-	ck_assert_ptr_null(xshm_ring_reserve(&ref));
+		ck_assert_int_eq(xshm_ring_commit(&ref, cells[i], pos[i]), 0);
+	ck_assert_ptr_null(xshm_ring_reserve(&ref, &next));
 	cell = xshm_ring_peek(&ref);
 	ck_assert_ptr_eq(cell, cells[0]);
 	xshm_ring_release(&ref, cell);
-	ck_assert_ptr_eq(xshm_ring_reserve(&ref), cells[0]);
-	ck_assert_ptr_null(xshm_ring_reserve(&ref));
+	ck_assert_ptr_eq(xshm_ring_reserve(&ref, &next), cells[0]);
+	ck_assert_uint_eq(next, 8);
+	ck_assert_ptr_null(xshm_ring_reserve(&ref, &next));
 	free(ring);
 }
 END_TEST
@@ -146,7 +151,7 @@ END_TEST
 START_TEST(peek_empty)
 {
 	struct xshm_ring_ref ref;
-	struct xshm_ring *ring = ring_new(&ref, 4, 16);
+	struct xshm_ring *ring = ring_new(&ref, 4, sizeof(struct item_cell));
 
 	ck_assert_ptr_null(xshm_ring_peek(&ref));
 	put_item(&ref, 0, 0);
@@ -180,7 +185,7 @@ START_TEST(wraparound)
 {
 	struct xshm_ring_ref ref;
 	struct xshm_ring *ring = ring_new(&ref, 4, sizeof(struct item_cell));
-	uint64_t next_put = 0, next_take = 0;
+	uint64_t next_put = 0, next_take = 0, pos;
 	int round, k;
 
 	for (round = 0; round < 10000; round++) {
@@ -189,7 +194,7 @@ START_TEST(wraparound)
 		for (k = 0; k < batch; k++)
 			put_item(&ref, 1, next_put++);
 		if (batch == 4)
-			ck_assert_ptr_null(xshm_ring_reserve(&ref));
+			ck_assert_ptr_null(xshm_ring_reserve(&ref, &pos));
 		for (k = 0; k < batch; k++)
 			ck_assert_uint_eq(take_item(&ref).seq, next_take++);
 		ck_assert_ptr_null(xshm_ring_peek(&ref));
@@ -253,7 +258,7 @@ END_TEST
 START_TEST(push_pop_basics)
 {
 	struct xshm_ring_ref ref;
-	struct xshm_ring *ring = ring_new(&ref, 8, 16);
+	struct xshm_ring *ring = ring_new(&ref, 8, 24);
 	uint64_t value, big[2] = { 0, 0 };
 	uint64_t i;
 
@@ -486,24 +491,289 @@ START_TEST(stress_pop_multi_consumer)
 }
 END_TEST
 
+/* ---- stall reaping: producers and poppers that die holding a cell ---- */
+
+#define T0		1000000000ULL	/* an arbitrary now_ns */
+
+static struct xshm_ring *shared_ring(struct xshm_ring_ref *ref, uint32_t ncells)
+{
+	size_t bytes = xshm_ring_bytes(ncells, sizeof(struct item_cell));
+	struct xshm_ring *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(ring, MAP_FAILED);
+	xshm_ring_init(ring, ncells, sizeof(struct item_cell));
+	ck_assert_int_eq(xshm_ring_attach(ref, ring, bytes), 0);
+	return ring;
+}
+
+static void shared_ring_free(struct xshm_ring *ring, uint32_t ncells)
+{
+	munmap(ring, xshm_ring_bytes(ncells, sizeof(struct item_cell)));
+}
+
+enum death { DIE_SIGKILL, DIE_EXIT, DIE_EXIT_UNCLAIMED };
+
+static void die(enum death how, struct item_cell *cell)
+{
+	if (how == DIE_EXIT_UNCLAIMED)	/* as if before storing its claim */
+		atomic_store(&cell->hdr.claim, 0);
+	if (how == DIE_SIGKILL)
+		raise(SIGKILL);
+	_exit(0);
+}
+
+/* A child that takes a cell (to push, or to pop) and dies holding it. */
+static void child_dies_holding(const struct xshm_ring_ref *ref, bool pop,
+			       enum death how)
+{
+	pid_t child = fork();
+	int status;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		uint64_t pos;
+		struct item_cell *cell = pop ? xshm_ring_pop_begin(ref, &pos) :
+					       xshm_ring_reserve(ref, &pos);
+
+		if (!cell)
+			_exit(3);
+		cell->item.seq = 999;
+		die(how, cell);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(how == DIE_SIGKILL ? WIFSIGNALED(status) :
+		  WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The consumer is stuck at the dead producer's cell until it reaps it. */
+static void check_reaped_in_order(enum death how)
+{
+	struct xshm_ring_stall stall = { 0 };
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = shared_ring(&ref, 8);
+	uint64_t i, now = T0;
+
+	put_item(&ref, 0, 0);
+	child_dies_holding(&ref, false, how);
+	put_item(&ref, 0, 1);
+	put_item(&ref, 0, 2);
+	ck_assert_uint_eq(take_item(&ref).seq, 0);
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	if (how == DIE_EXIT_UNCLAIMED) {
+		/* No claim: only a stall of XSHM_RING_STALL_NS counts. */
+		ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, now), 0);
+		now += XSHM_RING_STALL_NS - 1;
+		ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, now), 0);
+		now++;
+	}
+	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, now), 1);
+	ck_assert_uint_eq(take_item(&ref).seq, 1);
+	ck_assert_uint_eq(take_item(&ref).seq, 2);
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, now), 0);
+	/* Every cell, the skipped one too, works on later laps. */
+	for (i = 0; i < 20; i++) {
+		put_item(&ref, 0, 100 + i);
+		ck_assert_uint_eq(take_item(&ref).seq, 100 + i);
+	}
+	for (i = 0; i < 8; i++)
+		put_item(&ref, 0, 200 + i);
+	for (i = 0; i < 8; i++)
+		ck_assert_uint_eq(take_item(&ref).seq, 200 + i);
+	shared_ring_free(ring, 8);
+}
+
+START_TEST(reap_killed_producer)
+{
+	check_reaped_in_order(DIE_SIGKILL);
+}
+END_TEST
+
+START_TEST(reap_exited_producer)
+{
+	check_reaped_in_order(DIE_EXIT);
+}
+END_TEST
+
+START_TEST(reap_unclaimed_after_stall)
+{
+	check_reaped_in_order(DIE_EXIT_UNCLAIMED);
+}
+END_TEST
+
+/* A producer killed holding a run of cells: each cell is skipped at once. */
+START_TEST(reap_killed_run_holder)
+{
+	struct xshm_ring_stall stall = { 0 };
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = shared_ring(&ref, 16);
+	pid_t child = fork();
+	int status, reaped = 0;
+
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		uint64_t pos;
+
+		if (xshm_ring_reserve_n(&ref, 3, &pos))
+			_exit(3);
+		raise(SIGKILL);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFSIGNALED(status));
+	put_item(&ref, 0, 7);
+	while (xshm_ring_reap_stalled(&ref, &stall, T0) == 1)
+		reaped++;
+	ck_assert_int_eq(reaped, 3);
+	ck_assert_uint_eq(take_item(&ref).seq, 7);
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	shared_ring_free(ring, 16);
+}
+END_TEST
+
+/* A live claimant is never robbed, however long it takes. */
+START_TEST(live_producer_kept)
+{
+	struct xshm_ring_stall stall = { 0 };
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 4, sizeof(struct item_cell));
+	struct item_cell *cell;
+	uint64_t pos;
+
+	cell = xshm_ring_reserve(&ref, &pos);
+	ck_assert_ptr_nonnull(cell);
+	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, T0), 0);
+	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall,
+						T0 + 100 * XSHM_RING_STALL_NS), 0);
+	cell->item.seq = 5;
+	ck_assert_int_eq(xshm_ring_commit(&ref, cell, pos), 0);
+	ck_assert_uint_eq(take_item(&ref).seq, 5);
+	free(ring);
+}
+END_TEST
+
+/*
+ * A producer stalled before it could claim its cell is skipped after the
+ * long stall; its commit then fails and it pushes again: nothing lost, and
+ * the cell, now the next lap's, is not published by the late commit.
+ */
+START_TEST(slow_producer_commit_fails)
+{
+	struct xshm_ring_stall stall = { 0 };
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 4, sizeof(struct item_cell));
+	struct item_cell *cell;
+	uint64_t pos, i;
+
+	cell = xshm_ring_reserve(&ref, &pos);
+	ck_assert_ptr_nonnull(cell);
+	atomic_store(&cell->hdr.claim, 0);
+	put_item(&ref, 1, 0);
+	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, T0), 0);
+	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall,
+						T0 + XSHM_RING_STALL_NS), 1);
+	cell->item.producer = 0;
+	cell->item.seq = 0;
+	ck_assert_int_eq(xshm_ring_commit(&ref, cell, pos), -ESTALE);
+	ck_assert_uint_eq(load_u64(&cell->hdr.seq), pos + 4);	/* next lap's */
+	put_item(&ref, 0, 0);
+	ck_assert_uint_eq(take_item(&ref).producer, 1);
+	ck_assert_uint_eq(take_item(&ref).producer, 0);
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+	for (i = 0; i < 4; i++)
+		put_item(&ref, 2, i);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(take_item(&ref).seq, i);
+	free(ring);
+}
+END_TEST
+
+static uint64_t pop_seq(const struct xshm_ring_ref *ref)
+{
+	struct item item;
+
+	ck_assert_int_eq(xshm_ring_pop(ref, &item, sizeof(item)), 0);
+	return item.seq;
+}
+
+static void push_seq(const struct xshm_ring_ref *ref, uint64_t seq)
+{
+	struct item item = { .seq = seq };
+
+	ck_assert_int_eq(xshm_ring_push(ref, &item, sizeof(item)), 0);
+}
+
+/* Multi-consumer ring: a pusher dies mid-push, poppers go on past it. */
+START_TEST(reap_killed_pusher_mpmc)
+{
+	struct xshm_ring_stall stall = { 0 };
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = shared_ring(&ref, 4);
+	struct item item;
+
+	push_seq(&ref, 0);
+	child_dies_holding(&ref, false, DIE_SIGKILL);
+	push_seq(&ref, 1);
+	ck_assert_uint_eq(pop_seq(&ref), 0);
+	ck_assert_int_eq(xshm_ring_pop(&ref, &item, sizeof(item)), -EAGAIN);
+	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, T0), 1);
+	ck_assert_uint_eq(pop_seq(&ref), 1);
+	ck_assert_int_eq(xshm_ring_pop(&ref, &item, sizeof(item)), -EAGAIN);
+	shared_ring_free(ring, 4);
+}
+END_TEST
+
+/*
+ * A popper dies before handing its cell back: the push that wraps onto it
+ * finds the ring full until the owner hands it back, with what it held.
+ */
+START_TEST(reap_killed_popper)
+{
+	struct xshm_ring_stall stall = { 0 };
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = shared_ring(&ref, 4);
+	struct item item, held;
+	uint64_t i;
+
+	for (i = 0; i < 4; i++)
+		push_seq(&ref, i);
+	child_dies_holding(&ref, true, DIE_SIGKILL);
+	for (i = 1; i < 4; i++)
+		ck_assert_uint_eq(pop_seq(&ref), i);
+	ck_assert_int_eq(xshm_ring_push(&ref, &item, sizeof(item)), -EAGAIN);
+	ck_assert_int_eq(xshm_ring_reap_stalled_pop(&ref, &stall, T0, &held,
+						    sizeof(held)), 1);
+	ck_assert_uint_eq(held.seq, 999);	/* what the child wrote */
+	ck_assert_int_eq(xshm_ring_reap_stalled_pop(&ref, &stall, T0, &held,
+						    sizeof(held)), 0);
+	for (i = 10; i < 14; i++)
+		push_seq(&ref, i);
+	for (i = 10; i < 14; i++)
+		ck_assert_uint_eq(pop_seq(&ref), i);
+	shared_ring_free(ring, 4);
+}
+END_TEST
+
 /* A run of cells claimed at once, committed last-first, consumed as one. */
 START_TEST(reserve_n_claims_a_run)
 {
 	struct xshm_ring_ref ref;
 	struct xshm_ring *ring = ring_new(&ref, 16, 32);
-	uint64_t pos, next;
+	uint64_t first, pos, next;
 
-	ck_assert_ptr_nonnull(xshm_ring_reserve(&ref));	/* one cell, position 0 */
+	ck_assert_ptr_nonnull(xshm_ring_reserve(&ref, &first));
+	ck_assert_uint_eq(first, 0);
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 4, &pos), 0);
 	ck_assert_uint_eq(pos, 1);
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 2, &next), 0);
 	ck_assert_uint_eq(next, 5);
 	ck_assert_uint_eq(load_u64(&ring->tail), 7);
 
-	xshm_ring_commit(&ref, xshm_ring_cell(&ref, 0));
+	ck_assert_int_eq(xshm_ring_commit(&ref, xshm_ring_cell(&ref, 0), 0), 0);
 	ck_assert_ptr_null(xshm_ring_peek_at(&ref, 1));
 	for (int i = 3; i >= 0; i--)
-		xshm_ring_commit(&ref, xshm_ring_cell(&ref, pos + (uint64_t) i));
+		ck_assert_int_eq(xshm_ring_commit(&ref, xshm_ring_cell(&ref, pos + (uint64_t) i),
+						  pos + (uint64_t) i), 0);
 	ck_assert_ptr_nonnull(xshm_ring_peek(&ref));
 	xshm_ring_release_n(&ref, 1);
 	for (uint32_t i = 0; i < 4; i++)
@@ -525,7 +795,7 @@ START_TEST(reserve_n_needs_the_whole_run_free)
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 0, &pos), -EINVAL);
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 5, &pos), -EINVAL);	/* > ncells / 4 */
 	for (int i = 0; i < 13; i++)
-		ck_assert_ptr_nonnull(xshm_ring_reserve(&ref));
+		ck_assert_ptr_nonnull(xshm_ring_reserve(&ref, &pos));
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 4, &pos), -EAGAIN);
 	ck_assert_uint_eq(load_u64(&ring->tail), 13);	/* nothing claimed */
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 3, &pos), 0);
@@ -533,8 +803,8 @@ START_TEST(reserve_n_needs_the_whole_run_free)
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 1, &pos), -EAGAIN);
 
 	/* Wrapping: free the first cells, and a run crosses the array's end. */
-	for (int i = 0; i < 16; i++)
-		xshm_ring_commit(&ref, xshm_ring_cell(&ref, (uint64_t) i));
+	for (uint64_t i = 0; i < 16; i++)
+		ck_assert_int_eq(xshm_ring_commit(&ref, xshm_ring_cell(&ref, i), i), 0);
 	xshm_ring_release_n(&ref, 3);
 	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 3, &pos), 0);
 	ck_assert_uint_eq(pos, 16);
@@ -560,6 +830,14 @@ static Suite *ring_suite(void)
 	tcase_add_test(basic, push_pop_basics);
 	tcase_add_test(basic, reserve_n_claims_a_run);
 	tcase_add_test(basic, reserve_n_needs_the_whole_run_free);
+	tcase_add_test(basic, reap_killed_producer);
+	tcase_add_test(basic, reap_killed_run_holder);
+	tcase_add_test(basic, reap_exited_producer);
+	tcase_add_test(basic, reap_unclaimed_after_stall);
+	tcase_add_test(basic, live_producer_kept);
+	tcase_add_test(basic, slow_producer_commit_fails);
+	tcase_add_test(basic, reap_killed_pusher_mpmc);
+	tcase_add_test(basic, reap_killed_popper);
 	suite_add_tcase(suite, basic);
 
 	tcase_set_timeout(stress, TEST_TIMEOUT);
