@@ -28,6 +28,7 @@ static void xshm_read_params(void)
 {
 	char *node_id = NULL;
 	int cma = 1;
+	int liveness_ms;
 
 	fi_param_define(&xshm_prov, "node_id", FI_PARAM_STRING,
 		"Identity of this node in xshm addresses, as hex digits "
@@ -44,12 +45,23 @@ static void xshm_read_params(void)
 		"Messages larger than this many bytes are pulled with a single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
 
+	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
+		"While an endpoint waits on peers (queued sends, sends awaiting "
+		"an ack, messages still arriving), it checks this often, in "
+		"milliseconds, whether those peers' processes still run, and "
+		"fails the operations of dead ones (default: %d).",
+		XSHM_LIVENESS_MS);
+
 	xshm_params.cma = true;
 	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
 	fi_param_get_bool(&xshm_prov, "cma", &cma);
 	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
 			    &xshm_params.scopy_threshold);
 	xshm_params.cma = cma;
+	xshm_params.liveness_ms = XSHM_LIVENESS_MS;
+	if (!fi_param_get_int(&xshm_prov, "liveness_ms", &liveness_ms) &&
+	    liveness_ms > 0)
+		xshm_params.liveness_ms = liveness_ms;
 	xshm_params.node_id = xshm_node_id();
 	if (!fi_param_get_str(&xshm_prov, "node_id", &node_id) && node_id) {
 		uint64_t id = strtoull(node_id, NULL, 16);
