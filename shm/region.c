@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "numa.h"
+#include "liveness.h"
 #include "proc.h"
 #include "region.h"
 
@@ -381,7 +382,7 @@ static bool reclaim_entry(int dirfd, const char *name)
 	bool stale;
 	int fd;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;	/* vanished, or not ours to read */
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
@@ -389,6 +390,9 @@ static bool reclaim_entry(int dirfd, const char *name)
 		return false;
 	}
 	stale = is_stale(fd, &st);
+	/* Peers still mapping it must not take a new owner's file for it. */
+	if (stale)
+		xshm_region_file_mark_closed(fd);
 	close(fd);
 	return stale && unlink_if_same(dirfd, name, &st);
 }

@@ -111,8 +111,9 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 }
 
 /*
- * Sends whose receiver closed, or whose address was removed, before acking
- * will never be acked: they fail instead of waiting forever.
+ * Sends whose receiver closed, or whose address was removed or now names
+ * another process, before acking will never be acked: they fail instead of
+ * waiting forever.
  */
 void xshm_ack_reap(struct xshm_ep *ep)
 {
@@ -125,14 +126,28 @@ void xshm_ack_reap(struct xshm_ep *ep)
 		int ret = xshm_av_peer(ep->av, op->dest, &peer);
 
 		it = it->next;
-		if (!ret && peer->addr.ep_id == op->dest_ep_id)
+		if (!ret && peer->addr.ep_id == op->dest_ep_id &&
+		    xshm_owner_same(peer->owner, op->dest_owner))
 			continue;
 		if (ret == -FI_EAGAIN)
 			continue;
-		fail_waiting(ep, op, FI_EHOSTUNREACH);
-		xshm_dlist_remove(&op->link);
-		free(op);
+		xshm_ack_wait_fail(ep, op, xshm_liveness_gone_err(op->dest_owner));
 	}
+}
+
+void xshm_ack_wait_fail(struct xshm_ep *ep, struct xshm_tx_op *op, int err)
+{
+	fail_waiting(ep, op, err);
+	xshm_dlist_remove(&op->link);
+	free(op);
+}
+
+uint64_t xshm_ack_blocked_sender(const struct xshm_ep *ep)
+{
+	if (xshm_dlist_empty(&ep->acks_out))
+		return 0;
+	return xshm_container_of(ep->acks_out.next, struct xshm_ack_out,
+				 link)->ep_id;
 }
 
 static void free_list(struct xshm_dlist *head, size_t link_offset)

@@ -88,6 +88,7 @@ int xshm_av_insert_auth_key(struct fid_av *av_fid, const void *auth_key,
 int xshm_av_lookup_auth_key(struct fid_av *av_fid, fi_addr_t fi_addr,
 			    void *auth_key, size_t *auth_key_size);
 uint64_t xshm_auth_digest(const void *key, size_t size);
+void xshm_av_sender_recheck(struct xshm_av *av, uint64_t ep_id);
 
 /* av_insert.c */
 int xshm_av_insert(struct fid_av *av_fid, const void *addr, size_t count,

@@ -378,6 +378,51 @@ struct xshm_region *xshm_av_sender_region(struct xshm_av *av, uint64_t ep_id)
 	return sender->mapped ? &sender->region : NULL;
 }
 
+/* The cached sender, without adding one; NULL if not mapped. */
+static struct xshm_region *sender_cached(struct xshm_av *av, uint64_t ep_id)
+{
+	struct xshm_sender *sender;
+
+	if (!av || !av->senders || !av->senders->size)
+		return NULL;
+	sender = sender_probe(av->senders, ep_id);
+	return sender->ep_id && sender->mapped ? &sender->region : NULL;
+}
+
+struct xshm_owner xshm_av_sender_owner(struct xshm_av *av, uint64_t ep_id)
+{
+	struct xshm_region *region = sender_cached(av, ep_id);
+
+	if (!region || !xshm_region_is_open(region))
+		return (struct xshm_owner) { .pid = 0 };
+	return xshm_region_owner(region);
+}
+
+void xshm_av_sender_retire(struct xshm_av *av, uint64_t ep_id,
+			   struct xshm_owner dead)
+{
+	struct xshm_region *region = sender_cached(av, ep_id);
+
+	if (region && xshm_owner_same(xshm_region_owner(region), dead))
+		xshm_region_retire(region, dead);
+}
+
+/*
+ * An address (re)inserted into the AV: a cached region of a dead process
+ * at that address is retired, so that its new owner is mapped instead.
+ */
+void xshm_av_sender_recheck(struct xshm_av *av, uint64_t ep_id)
+{
+	struct xshm_region *region = sender_cached(av, ep_id);
+	struct xshm_owner owner;
+
+	if (!region || !xshm_region_is_open(region))
+		return;
+	owner = xshm_region_owner(region);
+	if (!xshm_owner_alive(owner))
+		xshm_region_retire(region, owner);
+}
+
 bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id)
 {
 	struct xshm_sender *sender;

@@ -75,6 +75,7 @@ static int insert_one(struct xshm_av *av, const struct xshm_addr *addr,
 	if (ret)
 		return ret;
 	xshm_av_store(av, index, addr, key);
+	xshm_av_sender_recheck(av, addr->ep_id);
 	if (flags & FI_AV_USER_ID)
 		av->table[index].src_id = in;
 	*out = index;

@@ -235,7 +235,17 @@ int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 			return -FI_EHOSTUNREACH;
 		}
 		entry->peer_mapped = true;
+		entry->owner = xshm_region_owner(&entry->peer);
 	}
 	*entry_out = entry;
 	return 0;
+}
+
+void xshm_av_retire(struct xshm_av *av, fi_addr_t fi_addr,
+		    struct xshm_owner dead)
+{
+	struct xshm_av_entry *entry = xshm_av_entry_of(av, fi_addr);
+
+	if (entry && entry->peer_mapped && xshm_owner_same(entry->owner, dead))
+		xshm_region_retire(&entry->peer, dead);
 }

@@ -28,6 +28,7 @@ static void xshm_read_params(void)
 {
 	char *node_id = NULL;
 	int cma = 1, numa = 1, signal_handlers = 1;
+	int liveness_ms;
 
 	fi_param_define(&xshm_prov, "node_id", FI_PARAM_STRING,
 		"Identity of this node in xshm addresses, as hex digits "
@@ -61,6 +62,13 @@ static void xshm_read_params(void)
 		"process's shared-memory files before it dies of the signal "
 		"(default: yes).");
 
+	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
+		"While an endpoint waits on peers (queued sends, sends awaiting "
+		"an ack, messages still arriving), it checks this often, in "
+		"milliseconds, whether those peers' processes still run, and "
+		"fails the operations of dead ones (default: %d).",
+		XSHM_LIVENESS_MS);
+
 	xshm_params.cma = true;
 	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
 	xshm_params.cells_threshold = XSHM_CELLS_THRESHOLD;
@@ -76,6 +84,10 @@ static void xshm_read_params(void)
 			    &xshm_params.scopy_threshold);
 	xshm_params.cma = cma;
 	xshm_params.numa = numa;
+	xshm_params.liveness_ms = XSHM_LIVENESS_MS;
+	if (!fi_param_get_int(&xshm_prov, "liveness_ms", &liveness_ms) &&
+	    liveness_ms > 0)
+		xshm_params.liveness_ms = liveness_ms;
 	xshm_params.node_id = xshm_node_id();
 	if (!fi_param_get_str(&xshm_prov, "node_id", &node_id) && node_id) {
 		uint64_t id = strtoull(node_id, NULL, 16);

@@ -22,22 +22,32 @@ static void sweep_when_due(struct xshm_ep *ep)
 	xshm_sweep_run(&ep->sweep, &ep->region, now);
 }
 
-void xshm_ep_progress(struct xshm_ep *ep)
+/* Handles up to budget inbound cells; returns how many there were. */
+int xshm_ep_drain(struct xshm_ep *ep, int budget)
 {
 	struct xshm_ring_ref *ring = &ep->region.ring;
-	int consumed;
+	int handled;
 
-	if (!ep->enabled)
-		return;
-	for (consumed = 0; consumed < XSHM_RX_BUDGET; consumed++) {
+	for (handled = 0; handled < budget; handled++) {
 		struct xshm_cmd *cmd = xshm_ring_peek(ring);
 
 		if (!cmd)
 			break;
 		xshm_ring_release_n(ring, xshm_rx_handle_cmd(ep, cmd));
 	}
-	if (!consumed)
+	return handled;
+}
+
+void xshm_ep_progress(struct xshm_ep *ep)
+{
+	bool idle;
+
+	if (!ep->enabled)
+		return;
+	idle = !xshm_ep_drain(ep, XSHM_RX_BUDGET);
+	if (idle)
 		sweep_when_due(ep);
+	xshm_liveness_progress(ep, idle);
 	xshm_ack_flush(ep);
 	if (!xshm_dlist_empty(&ep->tx_wait_ack))
 		xshm_ack_reap(ep);

@@ -122,16 +122,20 @@ static void store_chunk(struct xshm_rx_msg *msg, const void *data, size_t len)
 	msg->received += len;
 }
 
-/* A receive matched a message whose sender closed before sending it all. */
+/*
+ * A receive matched a message whose sender closed (FI_ECONNABORTED) or died
+ * (FI_EIO) before sending it all.
+ */
 static void report_aborted(struct xshm_rx_msg *msg)
 {
 	struct fi_peer_rx_entry *entry = msg->entry;
+	int code = msg->sender_died ? FI_EIO : FI_ECONNABORTED;
 	struct fi_cq_err_entry err = {
 		.op_context = entry->context,
 		.flags = FI_RECV | (msg->op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
 		.tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0,
-		.err = FI_ECONNABORTED,
-		.prov_errno = FI_ECONNABORTED,
+		.err = code,
+		.prov_errno = code,
 	};
 
 	xshm_report_rx_err(msg->ep, &err);
@@ -201,6 +205,8 @@ static struct xshm_rx_msg *keep_msg(const struct xshm_rx_msg *local)
 
 	if (msg) {
 		*msg = *local;
+		msg->src_owner = xshm_av_sender_owner(msg->ep->av,
+						      msg->src_ep_id);
 		xshm_dlist_append(&msg->ep->rx_active, &msg->link);
 	}
 	return msg;
@@ -355,6 +361,38 @@ static void handle_abort(struct xshm_ep *ep, const struct xshm_cmd *cmd)
 		return;
 	msg->aborted = true;
 	msg->received = msg->size;
+	finish_arrival(msg);
+}
+
+/* An own SRX can forget an unexpected message; an owner's keeps it. */
+static bool drop_unexpected(struct xshm_rx_msg *msg)
+{
+	struct xshm_srx *srx = msg->ep->own_srx;
+
+	if (!srx || msg->entry->srx != &srx->peer_srx ||
+	    !xshm_srx_unqueue(srx, msg->entry))
+		return false;
+	msg->entry->srx->owner_ops->free_entry(msg->entry);
+	free_msg(msg);
+	return true;
+}
+
+/*
+ * The sender was killed part way through the message.  A receive that has
+ * it completes with FI_EIO; an unexpected one is dropped, or, held by an
+ * owner's SRX that cannot give it back, loses its data and completes with
+ * FI_EIO once matched.
+ */
+void xshm_rx_sender_died(struct xshm_rx_msg *msg)
+{
+	msg->aborted = true;
+	msg->sender_died = true;
+	msg->received = msg->size;
+	if (msg->entry && !msg->started && !msg->discarded &&
+	    drop_unexpected(msg))
+		return;
+	free(msg->staging);
+	msg->staging = NULL;
 	finish_arrival(msg);
 }
 

@@ -248,6 +248,8 @@ void xshm_tx_progress(struct xshm_ep *ep)
 			return;
 		if (!ret && peer->addr.ep_id != op->dest_ep_id)
 			ret = -FI_EADDRNOTAVAIL;
+		else if (!ret && !xshm_owner_same(peer->owner, op->dest_owner))
+			ret = -xshm_liveness_gone_err(op->dest_owner);
 		if (ret) {
 			fail_op(ep, op, -ret);
 			dequeue_op(ep, op);
@@ -258,6 +260,12 @@ void xshm_tx_progress(struct xshm_ep *ep)
 			return;
 		finish_op(ep, op, true);
 	}
+}
+
+void xshm_tx_queue_fail(struct xshm_ep *ep, struct xshm_tx_op *op, int err)
+{
+	fail_op(ep, op, err);
+	dequeue_op(ep, op);
 }
 
 ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context)
@@ -396,6 +404,7 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	init_op(ep, &peer->peer, &op, kind, iov, count, total, dest, tag, data,
 		context, flags);
 	op.dest_ep_id = peer->addr.ep_id;
+	op.dest_owner = peer->owner;
 	if (!xshm_dlist_empty(&ep->tx_queue) || fence_blocks(ep, &op)) {
 		ret = (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?
 		      -FI_EAGAIN : queue_op(ep, &op);
@@ -404,7 +413,8 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	if (push_op(ep, &peer->peer, &op))
 		ret = finish_op(ep, &op, false);
 	else if (!op.started && total <= XSHM_BUF_SIZE)
-		ret = -FI_EAGAIN;
+		ret = xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
+							  -FI_EAGAIN;
 	else
 		ret = queue_op(ep, &op);
 out:

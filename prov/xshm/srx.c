@@ -315,6 +315,27 @@ ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
 	return xshm_srx_start(srx, entry);
 }
 
+static bool holds(struct xshm_dlist *list, const struct xshm_dlist *item)
+{
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach(list, it)
+		if (it == item)
+			return true;
+	return false;
+}
+
+/* Takes a held message back from the unexpected queues; false if not there. */
+bool xshm_srx_unqueue(struct xshm_srx *srx, struct fi_peer_rx_entry *entry)
+{
+	struct xshm_dlist *item = (struct xshm_dlist *) entry;
+
+	if (!holds(&srx->unexp_msg, item) && !holds(&srx->unexp_tag, item))
+		return false;
+	xshm_dlist_remove(item);
+	return true;
+}
+
 struct xshm_srx *xshm_srx_create(struct xshm_domain *domain, size_t rx_size)
 {
 	struct xshm_srx *srx = calloc(1, sizeof(*srx));

@@ -227,6 +227,18 @@ static int sleep_timeout(int timeout_ms, bool wakeable)
 	return timeout_ms;
 }
 
+/* A peer that dies rings no doorbell: wake for the liveness sweep. */
+static int liveness_timeout(const struct xshm_wait *wait, int timeout_ms)
+{
+	for (size_t i = 0; i < wait->nr_members; i++) {
+		int sweep_ms = xshm_liveness_sleep_ms(wait->members[i].ep);
+
+		if (sweep_ms >= 0 && (timeout_ms < 0 || sweep_ms < timeout_ms))
+			timeout_ms = sweep_ms;
+	}
+	return timeout_ms;
+}
+
 void xshm_wait_sleep(struct xshm_wait *wait, struct xshm_lock *lock,
 		     xshm_wait_ready_fn ready, void *obj, int timeout_ms)
 {
@@ -239,7 +251,8 @@ void xshm_wait_sleep(struct xshm_wait *wait, struct xshm_lock *lock,
 	if (!ready(obj) && !rings_pending(wait)) {
 		xshm_lock_release(lock);
 		woken = epoll_wait(wait->epoll_fd, events, XSHM_WAIT_EVENTS,
-				   sleep_timeout(timeout_ms, wakeable));
+				   sleep_timeout(liveness_timeout(wait, timeout_ms),
+						 wakeable));
 		xshm_lock_acquire(lock);
 	}
 	disarm(wait);

@@ -24,6 +24,7 @@
 #include "xshm/fi_peer.h"
 #include "xshm/fi_xshm.h"
 #include "shm/doorbell.h"
+#include "shm/liveness.h"
 #include "shm/scopy/scopy.h"
 #include "shm/region.h"
 #include "shm/sweep.h"
@@ -46,6 +47,7 @@
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 #define XSHM_CELLS_THRESHOLD	4096	  /* measured default: smaller ones span cells */
+#define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
@@ -126,6 +128,7 @@ struct xshm_params {
 	size_t cells_threshold;		/* smaller ones span ring cells */
 	bool numa;			/* regions on the creator's node */
 	bool signal_handlers;		/* unlink our regions on signals */
+	int liveness_ms;		/* period of the liveness sweep */
 };
 extern struct xshm_params xshm_params;
 
@@ -196,6 +199,8 @@ struct xshm_av_entry {
 	bool used;
 	bool peer_mapped;
 	struct xshm_region peer;	/* the peer's region, mapped on first send */
+	struct xshm_owner owner;	/* of the mapped region */
+	uint64_t next_check_ms;		/* liveness.c: ring full, check again then */
 	fi_addr_t src_id;		/* reported as source: index or user id */
 	uint32_t auth_key;		/* key slot, or XSHM_AV_NO_KEY */
 };
@@ -443,6 +448,7 @@ struct xshm_tx_op {
 	bool fence;			/* FI_FENCE: waits for all before it */
 	bool rts;			/* the receiver pulls it (single copy) */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: completes on its ack */
+	struct xshm_owner dest_owner;	/* the receiver process it was posted to */
 };
 
 /* A message of several cells whose chunks are still arriving, or held. */
@@ -462,6 +468,8 @@ struct xshm_rx_msg {
 	bool started;			/* entry holds the user's buffers */
 	bool discarded;
 	bool aborted;			/* the sender gave up part way */
+	bool sender_died;		/* ... because it was killed */
+	struct xshm_owner src_owner;	/* the sender's process, if known */
 	bool is_rts;			/* to be pulled from the sender */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
 	struct xshm_rts rts;		/* last: set only when is_rts */
@@ -507,6 +515,8 @@ struct xshm_ep {
 	struct xshm_sweep sweep;	/* against dead peers (progress.c) */
 	uint32_t sweep_polls;
 	uint64_t sweep_last_ns;
+	uint64_t next_sweep_ms;		/* liveness.c */
+	uint32_t progress_calls;
 };
 
 int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,
@@ -533,6 +543,7 @@ ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 		  void **desc, size_t count, fi_addr_t src, uint64_t tag,
 		  uint64_t ignore, void *context, uint64_t flags);
 void xshm_ep_progress(struct xshm_ep *ep);
+int xshm_ep_drain(struct xshm_ep *ep, int budget);
 void xshm_tx_progress(struct xshm_ep *ep);
 ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context);
 void xshm_tx_abort_all(struct xshm_ep *ep);
@@ -548,7 +559,34 @@ void xshm_ack_reap(struct xshm_ep *ep);
 void xshm_ack_close(struct xshm_ep *ep);
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
+void xshm_rx_sender_died(struct xshm_rx_msg *msg);
 fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
+
+/*
+ * Peer liveness (liveness.c): operations involving a process that died
+ * without closing its endpoint fail with FI_EIO.  A sweep, at most every
+ * liveness_ms during progress while the endpoint waits on peers, checks the
+ * processes its pending operations involve; a send that finds a ring full
+ * checks that receiver.  Dead peers' regions are retired (shm/liveness.h).
+ */
+void xshm_liveness_progress(struct xshm_ep *ep, bool idle);
+/* Ring full: true (region retired) when the receiver's process is dead. */
+bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_av_entry *peer);
+/* How long a sleeper may wait without a sweep: -1 when nothing is pending. */
+int xshm_liveness_sleep_ms(const struct xshm_ep *ep);
+/* The error for an operation whose peer region went away. */
+int xshm_liveness_gone_err(struct xshm_owner owner);
+/* Retire the AV's mappings of a dead process's region (av_table.c, av_auth.c). */
+void xshm_av_retire(struct xshm_av *av, fi_addr_t fi_addr, struct xshm_owner dead);
+void xshm_av_sender_retire(struct xshm_av *av, uint64_t ep_id,
+			   struct xshm_owner dead);
+/* The process behind a cached sender region, without refreshing it. */
+struct xshm_owner xshm_av_sender_owner(struct xshm_av *av, uint64_t ep_id);
+/* A sender whose ack cannot be pushed (its ring is full); 0: none waits. */
+uint64_t xshm_ack_blocked_sender(const struct xshm_ep *ep);
+void xshm_ack_wait_fail(struct xshm_ep *ep, struct xshm_tx_op *op, int err);
+void xshm_tx_queue_fail(struct xshm_ep *ep, struct xshm_tx_op *op, int err);
+bool xshm_srx_unqueue(struct xshm_srx *srx, struct fi_peer_rx_entry *entry);
 
 /* Reporting (comp.c): every completion goes to the CQ and counter here. */
 

@@ -392,6 +392,26 @@ void xt_join(struct xt_child *c)
 		  xt_describe_status(c->status, why, sizeof(why)));
 }
 
+void xt_join_killed(struct xt_child *c)
+{
+	uint64_t end = xt_now_ms() + XT_TIMEOUT_MS;
+	char why[96];
+
+	while (!xt_reap(c, false) && xt_now_ms() < end)
+		usleep(1000);
+	xt_forget_child(c);
+	close(c->sock);
+	if (!c->reaped) {
+		kill(c->pid, SIGKILL);
+		xt_reap(c, true);
+		xt_fail(__FILE__, __LINE__, NULL, "child %d was not killed in time",
+			(int)c->pid);
+	}
+	XT_ASSERT(WIFSIGNALED(c->status) && WTERMSIG(c->status) == SIGKILL,
+		  "child %d %s, expected SIGKILL (see its stderr)", (int)c->pid,
+		  xt_describe_status(c->status, why, sizeof(why)));
+}
+
 /*
  * Waits for sock to be readable, failing on timeout or a failed child;
  * progresses x (if any) meanwhile.

@@ -202,6 +202,12 @@ struct xt_child {
 void xt_spawn(struct xt_child *c, xt_child_fn fn, void *arg);
 /* Waits (with a deadline, killing it if late) and asserts exit status 0. */
 void xt_join(struct xt_child *c);
+/*
+ * Reaps a child that was meant to die by SIGKILL (sent by the parent or
+ * raised by itself) and asserts it did.  Call it right after the kill, before
+ * any other wait: a child killed and not yet joined fails those waits.
+ */
+void xt_join_killed(struct xt_child *c);
 
 /* One-byte messages between the two ends of a socketpair. */
 void xt_signal(int sock, uint8_t what);

@@ -1,0 +1,210 @@
+/*
+ * Peers killed without closing their endpoints.  Nothing in shared memory
+ * tells a survivor that a peer died: it just stops consuming its ring,
+ * pushing chunks and acking.  So each endpoint that waits on peers (queued
+ * sends, sends awaiting an ack, messages whose chunks are still arriving,
+ * acks it cannot push) sweeps, at most every liveness_ms, the processes
+ * those operations involve (pid and start time, shm/proc.c), and fails the
+ * operations of the dead ones with FI_EIO.  An idle endpoint does no sweep:
+ * the clock is read only when something is pending, and then every 16th
+ * progress call or when the ring was empty.
+ *
+ * A dead peer's region is retired (shm/liveness.c): its file is removed and
+ * it is marked closed, so the AV entries and sender caches mapping it, here
+ * and in other processes, let go of it, and a new process may take the
+ * address.  Operations remember the process they were posted to, so none is
+ * carried over to that new process.
+ */
+#include <time.h>
+
+#include "xshm.h"
+
+#define MEMO_MAX	16	/* processes remembered within one sweep */
+#define CHECK_EVERY	16	/* busy progress calls between clock reads */
+
+/* What one sweep learned, so that each process is looked up once. */
+struct sweep {
+	struct xshm_owner owners[MEMO_MAX];
+	bool alive[MEMO_MAX];
+	int count;
+};
+
+static uint64_t coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static bool sweep_alive(struct sweep *sweep, struct xshm_owner owner)
+{
+	bool alive;
+
+	for (int i = 0; i < sweep->count; i++)
+		if (xshm_owner_same(sweep->owners[i], owner))
+			return sweep->alive[i];
+	alive = xshm_owner_alive(owner);
+	if (sweep->count < MEMO_MAX) {
+		sweep->owners[sweep->count] = owner;
+		sweep->alive[sweep->count++] = alive;
+	}
+	return alive;
+}
+
+static bool arriving(const struct xshm_rx_msg *msg)
+{
+	return msg->received < msg->size;
+}
+
+static struct xshm_rx_msg *rx_msg_of(struct xshm_dlist *link)
+{
+	return xshm_container_of(link, struct xshm_rx_msg, link);
+}
+
+static struct xshm_tx_op *tx_op_of(struct xshm_dlist *link)
+{
+	return xshm_container_of(link, struct xshm_tx_op, link);
+}
+
+static bool rx_waits(const struct xshm_ep *ep)
+{
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach((struct xshm_dlist *) &ep->rx_active, it)
+		if (arriving(rx_msg_of(it)))
+			return true;
+	return false;
+}
+
+static bool waits_on_peers(const struct xshm_ep *ep)
+{
+	return !xshm_dlist_empty(&ep->tx_queue) ||
+	       !xshm_dlist_empty(&ep->tx_wait_ack) ||
+	       !xshm_dlist_empty(&ep->acks_out) ||
+	       !xshm_dlist_empty(&ep->rx_active);
+}
+
+static bool any_sender_dead(struct xshm_ep *ep, struct sweep *sweep)
+{
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach(&ep->rx_active, it) {
+		struct xshm_rx_msg *msg = rx_msg_of(it);
+
+		if (arriving(msg) && !sweep_alive(sweep, msg->src_owner))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Messages whose sender died part way.  The cells it pushed before dying
+ * may still sit in the ring: take them all first (at most a ring's worth,
+ * whatever others keep pushing), then what is still missing never comes.
+ */
+static void sweep_rx(struct xshm_ep *ep, struct sweep *sweep)
+{
+	struct xshm_dlist *it, *next;
+
+	if (!any_sender_dead(ep, sweep))
+		return;
+	xshm_ep_drain(ep, (int) (ep->region.ring.mask + 1));
+	for (it = ep->rx_active.next; it != &ep->rx_active; it = next) {
+		struct xshm_rx_msg *msg = rx_msg_of(it);
+
+		next = it->next;
+		if (!arriving(msg) || sweep_alive(sweep, msg->src_owner))
+			continue;
+		xshm_av_sender_retire(ep->av, msg->src_ep_id, msg->src_owner);
+		xshm_rx_sender_died(msg);
+	}
+}
+
+/* Sends to a dead receiver, queued or awaiting its ack, fail. */
+static void sweep_tx(struct xshm_ep *ep, struct sweep *sweep,
+		     struct xshm_dlist *list,
+		     void (*fail)(struct xshm_ep *, struct xshm_tx_op *, int))
+{
+	struct xshm_dlist *it, *next;
+
+	for (it = list->next; it != list; it = next) {
+		struct xshm_tx_op *op = tx_op_of(it);
+
+		next = it->next;
+		if (sweep_alive(sweep, op->dest_owner))
+			continue;
+		xshm_av_retire(ep->av, op->dest, op->dest_owner);
+		fail(ep, op, FI_EIO);
+	}
+}
+
+/*
+ * An ack that cannot be pushed holds back the acks behind it: a dead
+ * sender's region is retired, and push_ack then drops what it was owed.
+ */
+static void sweep_acks(struct xshm_ep *ep, struct sweep *sweep)
+{
+	uint64_t ep_id = xshm_ack_blocked_sender(ep);
+	struct xshm_owner owner;
+
+	if (!ep_id)
+		return;
+	owner = xshm_av_sender_owner(ep->av, ep_id);
+	if (!sweep_alive(sweep, owner))
+		xshm_av_sender_retire(ep->av, ep_id, owner);
+}
+
+static void sweep(struct xshm_ep *ep)
+{
+	struct sweep memo = { .count = 0 };
+
+	sweep_rx(ep, &memo);
+	sweep_tx(ep, &memo, &ep->tx_queue, xshm_tx_queue_fail);
+	sweep_tx(ep, &memo, &ep->tx_wait_ack, xshm_ack_wait_fail);
+	sweep_acks(ep, &memo);
+}
+
+void xshm_liveness_progress(struct xshm_ep *ep, bool idle)
+{
+	uint64_t now;
+
+	if (!waits_on_peers(ep))
+		return;
+	if (!idle && ++ep->progress_calls % CHECK_EVERY)
+		return;
+	now = coarse_ms();
+	if (now < ep->next_sweep_ms)
+		return;
+	ep->next_sweep_ms = now + (uint64_t) xshm_params.liveness_ms;
+	sweep(ep);
+}
+
+bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_av_entry *peer)
+{
+	uint64_t now = coarse_ms();
+
+	if (now < peer->next_check_ms)
+		return false;
+	peer->next_check_ms = now + (uint64_t) xshm_params.liveness_ms;
+	if (xshm_owner_alive(peer->owner))
+		return false;
+	xshm_region_retire(&peer->peer, peer->owner);
+	return true;
+}
+
+int xshm_liveness_sleep_ms(const struct xshm_ep *ep)
+{
+	if (!ep->enabled)
+		return -1;
+	if (!xshm_dlist_empty(&ep->tx_queue) ||
+	    !xshm_dlist_empty(&ep->tx_wait_ack) ||
+	    !xshm_dlist_empty(&ep->acks_out) || rx_waits(ep))
+		return xshm_params.liveness_ms;
+	return -1;
+}
+
+int xshm_liveness_gone_err(struct xshm_owner owner)
+{
+	return xshm_owner_alive(owner) ? FI_EHOSTUNREACH : FI_EIO;
+}
