@@ -43,12 +43,21 @@ static void xshm_read_params(void)
 	fi_param_define(&xshm_prov, "scopy_threshold", FI_PARAM_SIZE_T,
 		"Messages larger than this many bytes are pulled with a single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
+	fi_param_define(&xshm_prov, "unexp_bytes_max", FI_PARAM_SIZE_T,
+		"Memory an endpoint may hold for messages that arrived before "
+		"a matching receive (default: %zu). Beyond it the endpoint "
+		"leaves further unmatched messages in its ring, and senders "
+		"get -FI_EAGAIN, until receives are posted.",
+		XSHM_UNEXP_BYTES_MAX);
 
 	xshm_params.cma = true;
 	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
+	xshm_params.unexp_bytes_max = XSHM_UNEXP_BYTES_MAX;
 	fi_param_get_bool(&xshm_prov, "cma", &cma);
 	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
 			    &xshm_params.scopy_threshold);
+	fi_param_get_size_t(&xshm_prov, "unexp_bytes_max",
+			    &xshm_params.unexp_bytes_max);
 	xshm_params.cma = cma;
 	xshm_params.node_id = xshm_node_id();
 	if (!fi_param_get_str(&xshm_prov, "node_id", &node_id) && node_id) {

@@ -10,9 +10,8 @@ void xshm_ep_progress(struct xshm_ep *ep)
 	for (int i = 0; i < XSHM_RX_BUDGET; i++) {
 		struct xshm_cmd *cmd = xshm_ring_peek(ring);
 
-		if (!cmd)
+		if (!cmd || !xshm_rx_handle_cmd(ep, cmd))
 			break;
-		xshm_rx_handle_cmd(ep, cmd);
 		xshm_ring_release(ring, cmd);
 	}
 	xshm_ack_flush(ep);

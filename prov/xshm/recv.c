@@ -3,7 +3,10 @@
  * SRX interface (get_msg/get_tag, then queue_msg/queue_tag when nothing is
  * posted) and completed through the peer CQ interface, whether the SRX and
  * CQ are xshm's own or an owner provider's.  Unexpected data is copied out
- * of the ring and the pool at once, so held messages never block a sender.
+ * of the ring and the pool at once, so held messages never block a sender,
+ * up to xshm_params.unexp_bytes_max: beyond it, an unmatched message stays
+ * in the ring (and everything behind it) until a receive is posted, so
+ * senders get -FI_EAGAIN instead of the receiver's memory growing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +221,28 @@ static int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return srx->owner_ops->get_msg(srx, src, cmd->msg_size, entry);
 }
 
+/* What holding a message costs: its data, unless pulled later, and its records. */
+static size_t unexp_charge(bool is_rts, size_t size)
+{
+	return (is_rts ? 0 : size) + sizeof(struct xshm_rx_msg) +
+	       sizeof(struct xshm_rx_entry);
+}
+
+/* One message is always taken, so that a huge one cannot stall forever. */
+static bool unexp_full(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
+{
+	size_t charge = unexp_charge(cmd->proto == XSHM_PROTO_RTS,
+				     cmd->msg_size);
+
+	return ep->unexp_bytes &&
+	       ep->unexp_bytes + charge > xshm_params.unexp_bytes_max;
+}
+
+static void unexp_release(struct xshm_rx_msg *msg)
+{
+	msg->ep->unexp_bytes -= unexp_charge(msg->is_rts, msg->size);
+}
+
 static int hold_unexpected(struct xshm_rx_msg *msg,
 			   struct fi_peer_rx_entry *entry)
 {
@@ -226,6 +251,7 @@ static int hold_unexpected(struct xshm_rx_msg *msg,
 		if (!msg->staging)
 			return -FI_ENOMEM;
 	}
+	msg->ep->unexp_bytes += unexp_charge(msg->is_rts, msg->size);
 	msg->entry = entry;
 	entry->peer_context = msg;
 	entry->cq_data = msg->cq_data;
@@ -244,8 +270,11 @@ static void queue_unexpected(struct xshm_rx_msg *msg)
 		srx->owner_ops->queue_msg(msg->entry);
 }
 
-/* The first cell of a message: match it, then deliver or hold its data. */
-static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+/*
+ * The first cell of a message: match it, then deliver or hold its data.
+ * False when it matches nothing and no more may be held: the cell stays.
+ */
+static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			 const void *data)
 {
 	fi_addr_t src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
@@ -255,6 +284,10 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 	init_msg(&local, ep, cmd, data, src);
 	ret = get_entry(ep, cmd, src, &entry);
+	if (ret == -FI_ENOENT && unexp_full(ep, cmd)) {
+		entry->srx->owner_ops->free_entry(entry);
+		return false;
+	}
 	local.entry = entry;
 	if (!ret && (local.is_rts || cmd->chunk_len == cmd->msg_size)) {
 		/* The common case, matched and whole: nothing to keep. */
@@ -264,12 +297,12 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		else
 			store_chunk(&local, data, cmd->chunk_len);
 		complete_msg(&local);
-		return;
+		return true;
 	}
 	msg = keep_msg(&local);
 	if (!msg) {
 		drop_for_memory(&local, ret);
-		return;
+		return true;
 	}
 	if (ret == -FI_ENOENT && hold_unexpected(msg, entry)) {
 		entry->srx->owner_ops->free_entry(entry);
@@ -292,6 +325,7 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		queue_unexpected(msg);
 	else if (msg->received == msg->size)
 		finish_arrival(msg);
+	return true;
 }
 
 /* The message from that sender whose chunks are still arriving. */
@@ -377,9 +411,10 @@ static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 
 /*
  * The cell stays writable by its sender: work from a private copy of its
- * header so that what was validated is what is used.
+ * header so that what was validated is what is used.  False when the cell
+ * must stay in the ring (see handle_first).
  */
-void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
+bool xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 {
 	struct xshm_cmd cmd;
 	struct xshm_rts rts;
@@ -394,12 +429,12 @@ void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		if (cmd.proto == XSHM_PROTO_BUF &&
 		    xshm_pool_buf(&ep->region.pool, cmd.buf_index))
 			xshm_pool_free(&ep->region.pool, cmd.buf_index);
-		return;
+		return true;
 	}
 	if (!xshm_av_sender_allowed(ep, cmd.src_ep_id)) {
 		if (cmd.proto == XSHM_PROTO_BUF)
 			xshm_pool_free(&ep->region.pool, cmd.buf_index);
-		return;
+		return true;
 	}
 	if (cmd.proto == XSHM_PROTO_RTS)
 		data = &rts;
@@ -419,10 +454,12 @@ void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		handle_abort(ep, &cmd);
 		break;
 	default:
-		handle_first(ep, &cmd, data);
+		if (!handle_first(ep, &cmd, data))
+			return false;
 	}
 	if (cmd.proto == XSHM_PROTO_BUF)
 		xshm_pool_free(&ep->region.pool, cmd.buf_index);
+	return true;
 }
 
 /*
@@ -461,6 +498,7 @@ static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 
 	if (release_orphan(msg, entry))
 		return 0;
+	unexp_release(msg);
 	msg->entry = entry;
 	if (msg->staging)
 		copy_to_entry(entry, 0, msg->staging, msg->received);
@@ -478,6 +516,7 @@ static int xshm_rx_discard(struct fi_peer_rx_entry *entry)
 
 	if (release_orphan(msg, entry))
 		return 0;
+	unexp_release(msg);
 	free(msg->staging);
 	msg->staging = NULL;
 	msg->discarded = true;

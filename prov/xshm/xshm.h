@@ -42,6 +42,7 @@
 #define XSHM_ADDR_LEN		44
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
+#define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
@@ -119,6 +120,7 @@ struct xshm_params {
 	uint64_t node_id;
 	bool cma;			/* single copy allowed */
 	size_t scopy_threshold;		/* larger messages are pulled */
+	size_t unexp_bytes_max;		/* held unexpected data before flow control */
 };
 extern struct xshm_params xshm_params;
 
@@ -488,6 +490,7 @@ struct xshm_ep {
 	struct xshm_dlist tx_queue;	/* of struct xshm_tx_op, in post order */
 	size_t tx_queued;
 	struct xshm_dlist rx_active;	/* of struct xshm_rx_msg */
+	size_t unexp_bytes;		/* memory held for unexpected messages */
 	size_t min_multi_recv;
 	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
 	uint32_t next_ack_id;
@@ -533,7 +536,7 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		       int status);
 void xshm_ack_reap(struct xshm_ep *ep);
 void xshm_ack_close(struct xshm_ep *ep);
-void xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
+bool xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
 fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
 
