@@ -140,6 +140,21 @@ static void report_aborted(struct xshm_rx_msg *msg)
 	entry->srx->owner_ops->free_entry(entry);
 }
 
+/*
+ * ep->rx_active keeps the whole messages held unexpected in front and the
+ * messages still arriving behind them, so that a chunk finds its message
+ * among the latter alone, however many are held.
+ */
+static void park_whole(struct xshm_rx_msg *msg)
+{
+	struct xshm_dlist *front = msg->ep->rx_active.next;
+
+	if (front == &msg->link)
+		return;
+	xshm_dlist_remove(&msg->link);
+	xshm_dlist_append(front, &msg->link);
+}
+
 /* The message's last byte arrived: finish whatever stage it is in. */
 static void finish_arrival(struct xshm_rx_msg *msg)
 {
@@ -156,8 +171,9 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 	} else if (msg->started) {
 		complete_msg(msg);
 		free_msg(msg);
+	} else {
+		park_whole(msg);	/* in the owner's unexpected queue */
 	}
-	/* Otherwise it waits, whole, in the owner's unexpected queue. */
 }
 
 static void init_msg(struct xshm_rx_msg *msg, struct xshm_ep *ep,
@@ -321,10 +337,13 @@ static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		msg->received = msg->size;	/* all there, to be pulled */
 	else
 		store_chunk(msg, data, cmd->chunk_len);
-	if (ret == -FI_ENOENT)
+	if (ret == -FI_ENOENT) {
+		if (msg->received == msg->size)
+			park_whole(msg);
 		queue_unexpected(msg);
-	else if (msg->received == msg->size)
+	} else if (msg->received == msg->size) {
 		finish_arrival(msg);
+	}
 	return true;
 }
 
@@ -333,11 +352,13 @@ static struct xshm_rx_msg *find_active(struct xshm_ep *ep, uint64_t src_ep_id)
 {
 	struct xshm_dlist *it;
 
-	xshm_dlist_foreach(&ep->rx_active, it) {
+	for (it = ep->rx_active.prev; it != &ep->rx_active; it = it->prev) {
 		struct xshm_rx_msg *msg =
 			xshm_container_of(it, struct xshm_rx_msg, link);
 
-		if (msg->src_ep_id == src_ep_id && msg->received < msg->size)
+		if (msg->received == msg->size)
+			break;	/* the whole ones, in front */
+		if (msg->src_ep_id == src_ep_id)
 			return msg;
 	}
 	return NULL;
