@@ -69,6 +69,13 @@ static void xshm_read_params(void)
 		"fails the operations of dead ones (default: %d).",
 		XSHM_LIVENESS_MS);
 
+	fi_param_define(&xshm_prov, "unexp_bytes_max", FI_PARAM_SIZE_T,
+		"Memory an endpoint may hold for messages that arrived before "
+		"a matching receive (default: %zu). Beyond it the endpoint "
+		"leaves further unmatched messages in its ring, and senders "
+		"get -FI_EAGAIN, until receives are posted.",
+		XSHM_UNEXP_BYTES_MAX);
+
 	xshm_params.cma = true;
 	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
 	xshm_params.cells_threshold = XSHM_CELLS_THRESHOLD;
@@ -78,10 +85,13 @@ static void xshm_read_params(void)
 		xshm_params.cells_threshold = XSHM_CELLS_MSG_MAX;
 	fi_param_get_bool(&xshm_prov, "signal_handlers", &signal_handlers);
 	xshm_params.signal_handlers = signal_handlers;
+	xshm_params.unexp_bytes_max = XSHM_UNEXP_BYTES_MAX;
 	fi_param_get_bool(&xshm_prov, "cma", &cma);
 	fi_param_get_bool(&xshm_prov, "numa", &numa);
 	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
 			    &xshm_params.scopy_threshold);
+	fi_param_get_size_t(&xshm_prov, "unexp_bytes_max",
+			    &xshm_params.unexp_bytes_max);
 	xshm_params.cma = cma;
 	xshm_params.numa = numa;
 	xshm_params.liveness_ms = XSHM_LIVENESS_MS;

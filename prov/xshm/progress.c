@@ -30,10 +30,11 @@ int xshm_ep_drain(struct xshm_ep *ep, int budget)
 
 	for (handled = 0; handled < budget; handled++) {
 		struct xshm_cmd *cmd = xshm_ring_peek(ring);
+		uint32_t cells = cmd ? xshm_rx_handle_cmd(ep, cmd) : 0;
 
-		if (!cmd)
+		if (!cells)	/* empty, or held back (unexp_bytes_max) */
 			break;
-		xshm_ring_release_n(ring, xshm_rx_handle_cmd(ep, cmd));
+		xshm_ring_release_n(ring, cells);
 	}
 	return handled;
 }

@@ -3,7 +3,10 @@
  * SRX interface (get_msg/get_tag, then queue_msg/queue_tag when nothing is
  * posted) and completed through the peer CQ interface, whether the SRX and
  * CQ are xshm's own or an owner provider's.  Unexpected data is copied out
- * of the ring and the pool at once, so held messages never block a sender.
+ * of the ring and the pool at once, so held messages never block a sender,
+ * up to xshm_params.unexp_bytes_max: beyond it, an unmatched message stays
+ * in the ring (and everything behind it) until a receive is posted, so
+ * senders get -FI_EAGAIN instead of the receiver's memory growing.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -142,6 +145,21 @@ static void report_aborted(struct xshm_rx_msg *msg)
 	entry->srx->owner_ops->free_entry(entry);
 }
 
+/*
+ * ep->rx_active keeps the whole messages held unexpected in front and the
+ * messages still arriving behind them, so that a chunk finds its message
+ * among the latter alone, however many are held.
+ */
+static void park_whole(struct xshm_rx_msg *msg)
+{
+	struct xshm_dlist *front = msg->ep->rx_active.next;
+
+	if (front == &msg->link)
+		return;
+	xshm_dlist_remove(&msg->link);
+	xshm_dlist_append(front, &msg->link);
+}
+
 /* The message's last byte arrived: finish whatever stage it is in. */
 static void finish_arrival(struct xshm_rx_msg *msg)
 {
@@ -158,8 +176,9 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 	} else if (msg->started) {
 		complete_msg(msg);
 		free_msg(msg);
+	} else {
+		park_whole(msg);	/* in the owner's unexpected queue */
 	}
-	/* Otherwise it waits, whole, in the owner's unexpected queue. */
 }
 
 static void init_msg(struct xshm_rx_msg *msg, struct xshm_ep *ep,
@@ -242,6 +261,28 @@ static int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return srx->owner_ops->get_msg(srx, src, cmd->msg_size, entry);
 }
 
+/* What holding a message costs: its data, unless pulled later, and its records. */
+static size_t unexp_charge(bool is_rts, size_t size)
+{
+	return (is_rts ? 0 : size) + sizeof(struct xshm_rx_msg) +
+	       sizeof(struct xshm_rx_entry);
+}
+
+/* One message is always taken, so that a huge one cannot stall forever. */
+static bool unexp_full(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
+{
+	size_t charge = unexp_charge(cmd->proto == XSHM_PROTO_RTS,
+				     cmd->msg_size);
+
+	return ep->unexp_bytes &&
+	       ep->unexp_bytes + charge > xshm_params.unexp_bytes_max;
+}
+
+static void unexp_release(struct xshm_rx_msg *msg)
+{
+	msg->ep->unexp_bytes -= unexp_charge(msg->is_rts, msg->size);
+}
+
 static int hold_unexpected(struct xshm_rx_msg *msg,
 			   struct fi_peer_rx_entry *entry)
 {
@@ -250,6 +291,7 @@ static int hold_unexpected(struct xshm_rx_msg *msg,
 		if (!msg->staging)
 			return -FI_ENOMEM;
 	}
+	msg->ep->unexp_bytes += unexp_charge(msg->is_rts, msg->size);
 	msg->entry = entry;
 	entry->peer_context = msg;
 	entry->cq_data = msg->cq_data;
@@ -268,8 +310,11 @@ static void queue_unexpected(struct xshm_rx_msg *msg)
 		srx->owner_ops->queue_msg(msg->entry);
 }
 
-/* The first cell of a message: match it, then deliver or hold its data. */
-static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+/*
+ * The first cell of a message: match it, then deliver or hold its data.
+ * False when it matches nothing and no more may be held: the cell stays.
+ */
+static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			 const struct rx_payload *payload)
 {
 	const void *data = payload->piece[0];
@@ -280,6 +325,10 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 	init_msg(&local, ep, cmd, data, src);
 	ret = get_entry(ep, cmd, src, &entry);
+	if (ret == -FI_ENOENT && unexp_full(ep, cmd)) {
+		entry->srx->owner_ops->free_entry(entry);
+		return false;
+	}
 	local.entry = entry;
 	if (!ret && (local.is_rts || cmd->chunk_len == cmd->msg_size)) {
 		/* The common case, matched and whole: nothing to keep. */
@@ -289,12 +338,12 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		else
 			store_payload(&local, payload);
 		complete_msg(&local);
-		return;
+		return true;
 	}
 	msg = keep_msg(&local);
 	if (!msg) {
 		drop_for_memory(&local, ret);
-		return;
+		return true;
 	}
 	if (ret == -FI_ENOENT && hold_unexpected(msg, entry)) {
 		entry->srx->owner_ops->free_entry(entry);
@@ -313,10 +362,14 @@ static void handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		msg->received = msg->size;	/* all there, to be pulled */
 	else
 		store_payload(msg, payload);
-	if (ret == -FI_ENOENT)
+	if (ret == -FI_ENOENT) {
+		if (msg->received == msg->size)
+			park_whole(msg);
 		queue_unexpected(msg);
-	else if (msg->received == msg->size)
+	} else if (msg->received == msg->size) {
 		finish_arrival(msg);
+	}
+	return true;
 }
 
 /* The message from that sender whose chunks are still arriving. */
@@ -324,11 +377,13 @@ static struct xshm_rx_msg *find_active(struct xshm_ep *ep, uint64_t src_ep_id)
 {
 	struct xshm_dlist *it;
 
-	xshm_dlist_foreach(&ep->rx_active, it) {
+	for (it = ep->rx_active.prev; it != &ep->rx_active; it = it->prev) {
 		struct xshm_rx_msg *msg =
 			xshm_container_of(it, struct xshm_rx_msg, link);
 
-		if (msg->src_ep_id == src_ep_id && msg->received < msg->size)
+		if (msg->received == msg->size)
+			break;	/* the whole ones, in front */
+		if (msg->src_ep_id == src_ep_id)
 			return msg;
 	}
 	return NULL;
@@ -498,7 +553,8 @@ static uint32_t cells_used(const struct rx_payload *payload,
 /*
  * The cell stays writable by its sender: work from a private copy of its
  * header so that what was validated is what is used.  Returns the number
- * of cells, from the head, that the command used.
+ * of cells, from the head, that the command used, or 0 when they must stay
+ * in the ring (see handle_first).
  */
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 {
@@ -544,7 +600,8 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		handle_abort(ep, &cmd);
 		break;
 	default:
-		handle_first(ep, &cmd, &payload);
+		if (!handle_first(ep, &cmd, &payload))
+			return 0;
 	}
 	if (cmd.proto == XSHM_PROTO_BUF)
 		xshm_pool_free(&ep->region.pool, cmd.buf_index, cmd.src_ep_id);
@@ -587,6 +644,7 @@ static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 
 	if (release_orphan(msg, entry))
 		return 0;
+	unexp_release(msg);
 	msg->entry = entry;
 	if (msg->staging)
 		copy_to_entry(entry, 0, msg->staging, msg->received);
@@ -604,6 +662,7 @@ static int xshm_rx_discard(struct fi_peer_rx_entry *entry)
 
 	if (release_orphan(msg, entry))
 		return 0;
+	unexp_release(msg);
 	free(msg->staging);
 	msg->staging = NULL;
 	msg->discarded = true;

@@ -48,6 +48,7 @@
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 #define XSHM_CELLS_THRESHOLD	4096	  /* measured default: smaller ones span cells */
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
+#define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
@@ -129,6 +130,7 @@ struct xshm_params {
 	bool numa;			/* regions on the creator's node */
 	bool signal_handlers;		/* unlink our regions on signals */
 	int liveness_ms;		/* period of the liveness sweep */
+	size_t unexp_bytes_max;		/* held unexpected data before flow control */
 };
 extern struct xshm_params xshm_params;
 
@@ -506,6 +508,7 @@ struct xshm_ep {
 	struct xshm_dlist tx_queue;	/* of struct xshm_tx_op, in post order */
 	size_t tx_queued;
 	struct xshm_dlist rx_active;	/* of struct xshm_rx_msg */
+	size_t unexp_bytes;		/* memory held for unexpected messages */
 	size_t min_multi_recv;
 	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
 	uint32_t next_ack_id;

@@ -4,8 +4,9 @@
  * every message size of test_sizes, tag matching and directed receives done
  * by the owner, discard of small and large messages, FI_ADDR_NOTAVAIL
  * sources resolved by foreach_unspec_addr after fi_av_insert, truncation
- * through writeerr, several xshm endpoints under one owner, and free_entry
- * accounting over a long run of mixed sizes.
+ * through writeerr, several xshm endpoints under one owner, free_entry
+ * accounting over a long run of mixed sizes, and the limit on unexpected
+ * data (FI_XSHM_UNEXP_BYTES_MAX) holding messages back.
  *
  * Senders are standalone xshm endpoints in forked children; the owner and
  * its xshm endpoint(s) live in the test process.
@@ -714,6 +715,51 @@ START_TEST(accounting_every_entry_freed_once_over_mixed_run)
 }
 END_TEST
 
+/*
+ * FI_XSHM_UNEXP_BYTES_MAX under an owner: with a 1 MiB limit a 3 MiB
+ * unexpected message is queued with the owner, but the small one behind it
+ * is refused (each entry the owner gave for it is freed unqueued) until the
+ * owner starts the large one; then it is queued and received too.
+ */
+START_TEST(limit_holds_back_unexpected_messages_under_an_owner)
+{
+	const size_t big = 3 * MiB, small = 100;
+	struct xt_send_cmd sc_big = pt_cmd(true, big, 31, PT_TAG);
+	struct xt_send_cmd sc_small = pt_cmd(true, small, 32, PT_TAG + 1);
+	unsigned char *bbuf = pt_buf(big), *sbuf = pt_buf(small);
+	struct owner_comp c;
+	struct pt_rig r;
+
+	PT_ASSERT(setenv("FI_XSHM_UNEXP_BYTES_MAX", "1048576", 1) == 0, "setenv");
+	/* 3 MiB through bounce buffers, held in the receiver's memory. */
+	PT_ASSERT(setenv("FI_XSHM_SCOPY_THRESHOLD", "16777216", 1) == 0, "setenv");
+	pt_rig_start(&r, NULL, 1, 0);
+	pt_send_ok(&r.o, &r.p[0], &sc_big);
+	pt_send_ok(&r.o, &r.p[0], &sc_small);
+	pt_none(&r.o, 50);
+	PT_ASSERT(owner_unexpected_count(&r.o, true) == 1 && r.o.st.queue_calls == 1,
+		  "%zu queued, %llu queue calls: the small message was taken beyond the "
+		  "limit", owner_unexpected_count(&r.o, true),
+		  (unsigned long long)r.o.st.queue_calls);
+	PT_ASSERT(r.o.st.get_unexpected >= 2, "the small message was never refused");
+	pt_check_entries_balanced(&r.o);
+	PT_ASSERT_RC(owner_post_trecv(&r.o, bbuf, big, FI_ADDR_UNSPEC, PT_TAG, 0, bbuf), 0);
+	pt_comp(&r.o, &c);
+	pt_check_recv(&c, bbuf, true, PT_TAG, big);
+	pt_check_data(bbuf, big, 31);
+	pt_wait_unexpected(&r.o, true, 1);
+	PT_ASSERT_RC(owner_post_trecv(&r.o, sbuf, small, FI_ADDR_UNSPEC, PT_TAG + 1, 0, sbuf),
+		     0);
+	pt_comp(&r.o, &c);
+	pt_check_recv(&c, sbuf, true, PT_TAG + 1, small);
+	pt_check_data(sbuf, small, 32);
+	pt_check_entries_balanced(&r.o);
+	pt_rig_stop(&r);
+	free(bbuf);
+	free(sbuf);
+}
+END_TEST
+
 static Suite *srx_suite(void)
 {
 	Suite *s = suite_create("peer_srx");
@@ -725,6 +771,7 @@ static Suite *srx_suite(void)
 	TCase *trunc = tcase_create("truncation");
 	TCase *multi = tcase_create("several_endpoints");
 	TCase *acct = tcase_create("accounting");
+	TCase *limit = tcase_create("limit");
 
 	tcase_add_test(flow, flow_posted_first_tagged);
 	tcase_add_test(flow, flow_posted_first_untagged);
@@ -770,6 +817,10 @@ static Suite *srx_suite(void)
 	tcase_add_test(acct, accounting_every_entry_freed_once_over_mixed_run);
 	tcase_set_timeout(acct, 90);
 	suite_add_tcase(s, acct);
+
+	tcase_add_test(limit, limit_holds_back_unexpected_messages_under_an_owner);
+	tcase_set_timeout(limit, 30);
+	suite_add_tcase(s, limit);
 	return s;
 }
 

@@ -19,7 +19,7 @@
 
 #define XT_CHILD_FAILED	99
 #define XT_MAX_EPS	16
-#define XT_MAX_CHILDREN	8
+#define XT_MAX_CHILDREN	16
 
 static bool xt_in_child;
 static pid_t xt_parent;
