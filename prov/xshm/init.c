@@ -1,4 +1,5 @@
 /* The DL provider's entry point, its parameters and its fi_provider. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,18 +25,14 @@ struct fi_provider xshm_prov = {
 	.cleanup = xshm_cleanup,
 };
 
-static void xshm_read_params(void)
+/* Every parameter is declared, so that fi_info -e lists it. */
+static void define_params(void)
 {
-	char *node_id = NULL;
-	int cma = 1, numa = 1, signal_handlers = 1;
-	int liveness_ms;
-
 	fi_param_define(&xshm_prov, "node_id", FI_PARAM_STRING,
 		"Identity of this node in xshm addresses, as hex digits "
 		"(default: a hash of the boot id and host name). Processes "
 		"with different node ids do not talk to each other; tests "
 		"use it to simulate several nodes on one machine.");
-
 	fi_param_define(&xshm_prov, "cma", FI_PARAM_BOOL,
 		"Let receivers pull large messages straight from the sender's "
 		"buffers with process_vm_readv (default: yes, when the kernel "
@@ -44,70 +41,90 @@ static void xshm_read_params(void)
 	fi_param_define(&xshm_prov, "scopy_threshold", FI_PARAM_SIZE_T,
 		"Messages larger than this many bytes are pulled with a single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
-	fi_param_define(&xshm_prov, "numa", FI_PARAM_BOOL,
-		"Place each endpoint's region (ring and bounce buffers) on the "
-		"memory node of the CPU that enables the endpoint (default: "
-		"yes; needs libnuma at build time).");
-
 	fi_param_define(&xshm_prov, "cells_threshold", FI_PARAM_SIZE_T,
 		"Messages of more than one cell and at most this many bytes "
 		"travel in consecutive ring cells rather than a bounce buffer "
 		"(default: %zu, at most %zu).", (size_t) XSHM_CELLS_THRESHOLD,
 		(size_t) XSHM_CELLS_MSG_MAX);
-
+	fi_param_define(&xshm_prov, "numa", FI_PARAM_BOOL,
+		"Place each endpoint's region (ring and bounce buffers) on the "
+		"memory node of the CPU that enables the endpoint (default: "
+		"yes; needs libnuma at build time).");
 	fi_param_define(&xshm_prov, "signal_handlers", FI_PARAM_BOOL,
 		"When the first endpoint opens, install handlers for SIGINT, "
 		"SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV and SIGBUS, where "
 		"their disposition is still the default, that remove the "
 		"process's shared-memory files before it dies of the signal "
 		"(default: yes).");
-
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "
 		"an ack, messages still arriving), it checks this often, in "
 		"milliseconds, whether those peers' processes still run, and "
 		"fails the operations of dead ones (default: %d).",
 		XSHM_LIVENESS_MS);
-
 	fi_param_define(&xshm_prov, "unexp_bytes_max", FI_PARAM_SIZE_T,
 		"Memory an endpoint may hold for messages that arrived before "
 		"a matching receive (default: %zu). Beyond it the endpoint "
 		"leaves further unmatched messages in its ring, and senders "
 		"get -FI_EAGAIN, until receives are posted.",
 		XSHM_UNEXP_BYTES_MAX);
+}
 
-	xshm_params.cma = true;
-	xshm_params.scopy_threshold = XSHM_SCOPY_THRESHOLD;
-	xshm_params.cells_threshold = XSHM_CELLS_THRESHOLD;
-	fi_param_get_size_t(&xshm_prov, "cells_threshold",
-			    &xshm_params.cells_threshold);
-	if (xshm_params.cells_threshold > XSHM_CELLS_MSG_MAX)
-		xshm_params.cells_threshold = XSHM_CELLS_MSG_MAX;
-	fi_param_get_bool(&xshm_prov, "signal_handlers", &signal_handlers);
-	xshm_params.signal_handlers = signal_handlers;
-	xshm_params.unexp_bytes_max = XSHM_UNEXP_BYTES_MAX;
-	fi_param_get_bool(&xshm_prov, "cma", &cma);
-	fi_param_get_bool(&xshm_prov, "numa", &numa);
-	fi_param_get_size_t(&xshm_prov, "scopy_threshold",
-			    &xshm_params.scopy_threshold);
-	fi_param_get_size_t(&xshm_prov, "unexp_bytes_max",
-			    &xshm_params.unexp_bytes_max);
-	xshm_params.cma = cma;
-	xshm_params.numa = numa;
-	xshm_params.liveness_ms = XSHM_LIVENESS_MS;
-	if (!fi_param_get_int(&xshm_prov, "liveness_ms", &liveness_ms) &&
-	    liveness_ms > 0)
-		xshm_params.liveness_ms = liveness_ms;
-	xshm_params.node_id = xshm_node_id();
-	if (!fi_param_get_str(&xshm_prov, "node_id", &node_id) && node_id) {
-		uint64_t id = strtoull(node_id, NULL, 16);
+static bool param_bool(const char *name, bool dflt)
+{
+	int value = dflt;
 
-		if (id)
-			xshm_params.node_id = id;
-		else
-			XSHM_WARN(FI_LOG_CORE, "ignoring FI_XSHM_NODE_ID=%s\n",
-				  node_id);
+	fi_param_get_bool(&xshm_prov, name, &value);
+	return value;
+}
+
+static size_t param_size(const char *name, size_t dflt, size_t max)
+{
+	size_t value = dflt;
+
+	fi_param_get_size_t(&xshm_prov, name, &value);
+	return value < max ? value : max;
+}
+
+static int param_positive_int(const char *name, int dflt)
+{
+	int value;
+
+	return !fi_param_get_int(&xshm_prov, name, &value) && value > 0 ?
+	       value : dflt;
+}
+
+static uint64_t param_node_id(void)
+{
+	char *text = NULL;
+	uint64_t id;
+
+	if (fi_param_get_str(&xshm_prov, "node_id", &text) || !text)
+		return xshm_node_id();
+	id = strtoull(text, NULL, 16);
+	if (!id) {
+		XSHM_WARN(FI_LOG_CORE, "ignoring FI_XSHM_NODE_ID=%s\n", text);
+		return xshm_node_id();
 	}
+	return id;
+}
+
+static void xshm_read_params(void)
+{
+	define_params();
+	xshm_params.node_id = param_node_id();
+	xshm_params.cma = param_bool("cma", true);
+	xshm_params.scopy_threshold = param_size("scopy_threshold",
+						 XSHM_SCOPY_THRESHOLD, SIZE_MAX);
+	xshm_params.cells_threshold = param_size("cells_threshold",
+						 XSHM_CELLS_THRESHOLD,
+						 XSHM_CELLS_MSG_MAX);
+	xshm_params.numa = param_bool("numa", true);
+	xshm_params.signal_handlers = param_bool("signal_handlers", true);
+	xshm_params.liveness_ms = param_positive_int("liveness_ms",
+						     XSHM_LIVENESS_MS);
+	xshm_params.unexp_bytes_max = param_size("unexp_bytes_max",
+						 XSHM_UNEXP_BYTES_MAX, SIZE_MAX);
 }
 
 FI_EXT_INI
