@@ -185,9 +185,10 @@ static int xshm_ep_close(struct fid *fid)
 	ep->closing = true;
 	xshm_tx_abort_all(ep);
 	xshm_ack_close(ep);
+	/* Messages still arriving hold entries of the SRX: release them first. */
+	xshm_rx_abort_all(ep);
 	if (ep->own_srx)
 		xshm_srx_destroy(ep->own_srx);
-	xshm_rx_abort_all(ep);
 	if (ep->tx_cq_obj)
 		xshm_cq_remove_ep(ep->tx_cq_obj, ep);
 	if (ep->rx_cq_obj && ep->rx_cq_obj != ep->tx_cq_obj)

@@ -495,9 +495,9 @@ const struct fi_ops_srx_peer xshm_srx_peer_ops = {
 };
 
 /*
- * Endpoint close, after its own SRX discarded what it held: messages still
- * arriving are dropped with their entries.  One still queued with an owner's
- * SRX becomes an orphan, released when the owner starts or discards it.
+ * Endpoint close, before its own SRX goes: messages still arriving are
+ * dropped with their entries.  One still queued with an SRX (the owner's or
+ * its own) becomes an orphan, released when the SRX starts or discards it.
  */
 void xshm_rx_abort_all(struct xshm_ep *ep)
 {
