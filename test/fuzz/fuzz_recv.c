@@ -53,7 +53,22 @@ struct fuzz_prefix {
 	uint8_t recv[NRECVS];
 	/* Bit 0: the sender is in the AV before the cells; bit 1: after. */
 	uint8_t av;
+	/*
+	 * Bit 0: a multi-receive buffer posted before the cells.  After them:
+	 * bit 1 a peek that claims (bit 2: tagged), then the claiming receive
+	 * (bit 3: with FI_DISCARD); bit 4 a peek that discards (bit 5: tagged).
+	 */
+	uint8_t mode;
 };
+
+#define MODE_MULTI_RECV		0x01
+#define MODE_CLAIM		0x02
+#define MODE_CLAIM_TAGGED	0x04
+#define MODE_CLAIM_DISCARD	0x08
+#define MODE_PEEK_DISCARD	0x10
+#define MODE_PEEK_TAGGED	0x20
+#define MULTI_RECV_SIZE		8192
+#define CLAIM_SIZE		32768
 
 /* Per-cell control byte. */
 #define CELL_SRC_MASK		0x3	/* 0-1: the sender, 2: the endpoint
@@ -97,7 +112,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	hints->fabric_attr->prov_name = strdup("xshm");
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
+	hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
 	hints->mode = 0;
 	hints->domain_attr->mr_mode = 0;
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
@@ -256,6 +271,45 @@ static void post_recv(struct endpoint *e, struct fuzz_recv *r, uint8_t spec)
 	}
 }
 
+/* Untagged with tag_sel 0: fi_recvmsg; otherwise fi_trecvmsg matching any tag. */
+static void post_special(struct endpoint *e, bool tagged, void *buf, size_t len,
+			 void *context, uint64_t flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct fi_msg_tagged tmsg = {
+		.msg_iov = &iov, .iov_count = buf ? 1 : 0, .addr = FI_ADDR_UNSPEC,
+		.ignore = ~0ULL, .context = context,
+	};
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = buf ? 1 : 0, .addr = FI_ADDR_UNSPEC,
+		.context = context,
+	};
+
+	if (tagged)
+		fi_trecvmsg(e->ep, &tmsg, flags);
+	else
+		fi_recvmsg(e->ep, &msg, flags);
+}
+
+/* Peeks, claims and discards of what the cells left held. */
+static void peek_and_claim(struct endpoint *e, uint8_t mode, void *claim_buf)
+{
+	static struct fi_context claim_ctx, peek_ctx;
+	bool tagged = mode & MODE_CLAIM_TAGGED;
+
+	memset(&claim_ctx, 0, sizeof(claim_ctx));
+	if (mode & MODE_CLAIM) {
+		post_special(e, tagged, NULL, 0, &claim_ctx, FI_PEEK | FI_CLAIM);
+		progress(e);
+		/* Validated by the provider even when the peek found nothing. */
+		post_special(e, tagged, claim_buf, CLAIM_SIZE, &claim_ctx,
+			     FI_CLAIM | (mode & MODE_CLAIM_DISCARD ? FI_DISCARD : 0));
+	}
+	if (mode & MODE_PEEK_DISCARD)
+		post_special(e, mode & MODE_PEEK_TAGGED, NULL, 0, &peek_ctx,
+			     FI_PEEK | FI_DISCARD);
+}
+
 static void post_recvs(struct endpoint *e, struct fuzz_recv *recvs,
 		       const struct fuzz_prefix *prefix, bool after)
 {
@@ -335,6 +389,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct xshm_region sender;
 	struct endpoint e;
 	size_t ncells;
+	void *multi_buf = NULL, *claim_buf = NULL;
 
 	if (size < sizeof(prefix))
 		return 0;
@@ -351,11 +406,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (prefix.av & 1)
 		insert_sender(&e, &sender);
 	post_recvs(&e, recvs, &prefix, false);
+	if (prefix.mode & MODE_MULTI_RECV) {
+		multi_buf = malloc(MULTI_RECV_SIZE);
+		post_special(&e, false, multi_buf, MULTI_RECV_SIZE, &e, FI_MULTI_RECV);
+	}
 	for (size_t i = 0; i < ncells; i++)
 		push_cell(&e, &sender, data + i * RECORD_SIZE);
 	progress(&e);
 	if (prefix.av & 2)
 		insert_sender(&e, &sender);
+	if (prefix.mode & MODE_CLAIM)
+		claim_buf = malloc(CLAIM_SIZE);
+	peek_and_claim(&e, prefix.mode, claim_buf);
 	post_recvs(&e, recvs, &prefix, true);
 	for (int i = 0; i < 4; i++) {
 		progress(&e);
@@ -363,6 +425,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	close_endpoint(&e);
 	xshm_region_close(&sender);
+	free(multi_buf);
+	free(claim_buf);
 	for (int i = 0; i < NRECVS; i++)
 		for (size_t j = 0; j < recvs[i].count; j++)
 			free(recvs[i].iov[j].iov_base);

@@ -20,10 +20,15 @@ SIZE_0, SIZE_64, SIZE_20000, SIZE_2IOV = 0, 4, 8, 12
 TAG_0, TAG_1, TAG_1234, TAG_ANY = 0, 0x20, 0x40, 0x60
 
 
-def prefix(recvs=(), av=0, hdr_xor=b"", ring_xor=b"", pool_xor=b""):
+# struct fuzz_prefix.mode bits.
+MULTI_RECV, CLAIM, CLAIM_TAGGED, CLAIM_DISCARD = 1, 2, 4, 8
+PEEK_DISCARD, PEEK_TAGGED = 0x10, 0x20
+
+
+def prefix(recvs=(), av=0, hdr_xor=b"", ring_xor=b"", pool_xor=b"", mode=0):
     recv = bytes(recvs) + bytes(NRECVS - len(recvs))
     return (hdr_xor.ljust(HDR, b"\0") + ring_xor.ljust(RING, b"\0") +
-            pool_xor.ljust(POOL, b"\0") + recv + bytes([av]))
+            pool_xor.ljust(POOL, b"\0") + recv + bytes([av, mode]))
 
 
 def cell(op, proto, size, chunk, data=b"", flags=0, buf=0, tag=0, cq_data=0,
@@ -80,6 +85,17 @@ SEEDS = {
     cell(OP_MSG, INLINE, 8, 8, payload(8), flags=F_ACK, ack_id=2),
     "bad_pool_sender": prefix([POST | SIZE_64], pool_xor=b"\x10") +
     cell(OP_MSG, INLINE, 8, 8, payload(8), flags=F_ACK, ack_id=2),
+    "multi_recv": prefix(mode=MULTI_RECV) +
+    cell(OP_MSG, INLINE, 100, 100, payload(100)) +
+    cell(OP_MSG, BUF, 3000, 3000, buf=1, ctl=SRC_SENDER | FILL_BUF | PROGRESS),
+    "peek_claim_tagged": prefix(mode=CLAIM | CLAIM_TAGGED) +
+    cell(OP_TAGGED, BUF, 20000, 16384, buf=0, tag=9) +
+    cell(OP_CHUNK, BUF, 20000, 3616, buf=1),
+    "peek_claim_discard_ack": prefix(mode=CLAIM | CLAIM_DISCARD) +
+    cell(OP_MSG, INLINE, 30, 30, payload(30), flags=F_ACK, ack_id=6),
+    "peek_discard_tagged": prefix(mode=PEEK_DISCARD | PEEK_TAGGED) +
+    cell(OP_TAGGED, RTS, 100, 136, rts(0, [(0, 100)]), tag=3, flags=F_ACK,
+         ack_id=8),
     "stray_chunk_bad_index": prefix() +
     cell(OP_CHUNK, INLINE, 10, 10, payload(10)) +
     cell(OP_MSG, BUF, 100, 100, buf=0xffffffff),
