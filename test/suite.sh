@@ -25,9 +25,8 @@ region_owner() {
 # Files of xshm that appeared during the run and are still there.  On a
 # developer's machine a region whose owner still runs belongs to someone
 # else's concurrent test, not to this suite (all of whose processes are gone).
-check_shm_leftovers() {
-	local left=0 name owner
-	sleep 1	# children killed at the end of a test may still be exiting
+new_leftovers() {
+	local name owner
 	while read -r name; do
 		[ -e "/dev/shm/$name" ] || continue
 		owner=$(region_owner "$name")
@@ -35,9 +34,20 @@ check_shm_leftovers() {
 			[ -n "$owner" ] && [ "$owner" -gt 0 ] && kill -0 "$owner" 2>/dev/null; then
 			continue
 		fi
-		echo "left in /dev/shm: $name"
-		left=$((left + 1))
+		echo "$name"
 	done < <(xshm_files | comm -13 "$shm_before" -)
+}
+
+# Counted when seen twice, two seconds apart: children killed at the end of
+# a test may still be exiting, and a region someone else is creating right
+# now has no header yet.
+check_shm_leftovers() {
+	local first second left
+	first=$(new_leftovers)
+	sleep 2
+	second=$(new_leftovers)
+	left=$(comm -12 <(echo "$first") <(echo "$second") | grep -c .)
+	comm -12 <(echo "$first") <(echo "$second") | grep . | sed 's|^|left in /dev/shm: |'
 	if [ "$left" -eq 0 ]; then
 		echo "shm-leftovers: 1 passed, 0 failed"
 	else
