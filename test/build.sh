@@ -2,7 +2,8 @@
 # Debian when it is missing, then builds xshm and its tests in this tree.
 
 XSHM_DEBS="build-essential autoconf automake libtool pkg-config libfabric-dev
-libfabric-bin check liburing-dev libnuma-dev libhwloc-dev python3-matplotlib"
+libfabric-bin check liburing-dev libnuma-dev libhwloc-dev python3-matplotlib
+clang-14 libclang-rt-14-dev"
 
 xshm_install_deps() {
 	local missing=""

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sums the results of the last `make check`: each libcheck program counts
 # its test cases; a script, or a program that died before its summary,
-# counts as one test.
+# counts as one test.  An argument labels the line: "<label>: N passed, ...".
+label=${1:+$1: }
 cd "$(dirname "$0")/.."
 passed=0
 failed=0
@@ -31,5 +32,5 @@ for trs in $(find test -name '*.trs' | sort); do
 		tail -n 20 "$log" | sed "s/^/    /"
 	fi
 done
-echo "$passed passed, $failed failed"
+echo "$label$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
