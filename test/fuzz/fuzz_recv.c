@@ -36,7 +36,7 @@
 
 #define NRECVS		8
 #define MAX_CELLS	96
-#define RECORD_SIZE	(1 + XSHM_CELL_SIZE - sizeof(uint64_t))
+#define RECORD_SIZE	(1 + XSHM_CELL_SIZE - sizeof(struct xshm_cell_seq))
 #define ADDR_MAX	64
 
 /* What the input says, in front of its cells. */
@@ -359,24 +359,26 @@ static void push_cell(struct endpoint *e, struct xshm_region *sender,
 {
 	uint8_t ctl = record[0];
 	struct xshm_cmd *cmd = NULL;
+	uint64_t pos;
 	void *buf;
 
 	for (int tries = 0; tries < 64 && !cmd; tries++) {
-		cmd = xshm_ring_reserve(&e->region.ring);
+		cmd = xshm_ring_reserve(&e->region.ring, &pos);
 		if (!cmd)
 			progress(e);
 	}
 	if (!cmd)
 		return;
-	memcpy((unsigned char *) cmd + sizeof(uint64_t), record + 1,
-	       XSHM_CELL_SIZE - sizeof(uint64_t));
+	/* The record is the cell after the header ring.c owns (seq, claim). */
+	memcpy((unsigned char *) cmd + sizeof(struct xshm_cell_seq), record + 1,
+	       XSHM_CELL_SIZE - sizeof(struct xshm_cell_seq));
 	cmd->src_ep_id = cell_src(ctl, cmd->src_ep_id, e, sender);
 	if (cmd->proto == XSHM_PROTO_RTS)
 		place_rts(cmd);
 	buf = xshm_pool_buf(&e->region.pool, cmd->buf_index);
 	if ((ctl & CELL_FILL_BUF) && buf)
 		memcpy(buf, cmd->data, XSHM_INLINE_MAX);
-	xshm_ring_commit(&e->region.ring, cmd);
+	(void) xshm_ring_commit(&e->region.ring, cmd, pos);	/* we are alive: not skipped */
 	if (ctl & CELL_PROGRESS)
 		progress(e);
 	drain_sender(sender);

@@ -7,9 +7,9 @@ import struct
 
 HDR, RING, POOL, NRECVS = 96, 16, 32, 8
 CELL = 256
-INLINE_MAX = 200
-OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK = 1, 2, 3, 4, 5
-INLINE, BUF, RTS = 1, 2, 3
+INLINE_MAX = 192
+OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT = 1, 2, 3, 4, 5, 6
+INLINE, BUF, RTS, CELLS = 1, 2, 3, 4
 F_DATA, F_ACK = 1, 2
 SRC_SENDER, SRC_SELF, SRC_GIVEN = 0, 2, 3
 PROGRESS, FILL_BUF = 4, 8
@@ -35,7 +35,13 @@ def cell(op, proto, size, chunk, data=b"", flags=0, buf=0, tag=0, cq_data=0,
          ack_id=0, src=0, ctl=SRC_SENDER | PROGRESS):
     hdr = struct.pack("<BBHIQQQQII", op, proto, flags, buf, src, tag, cq_data,
                       size, chunk, ack_id)
-    body = (hdr + data).ljust(CELL - 8, b"\0")
+    body = (hdr + data).ljust(CELL - 16, b"\0")  # after seq and claim
+    return bytes([ctl]) + body
+
+
+def cont(data, ctl=SRC_SENDER):
+    """A continuation cell of an XSHM_PROTO_CELLS message."""
+    body = (bytes([OP_CONT]) + bytes(7) + data).ljust(CELL - 16, b"\0")
     return bytes([ctl]) + body
 
 
@@ -56,7 +62,7 @@ SEEDS = {
     "inline_msg_unexpected": prefix([POST | SIZE_64 | AFTER]) +
     cell(OP_MSG, INLINE, 64, 64, payload(64), flags=F_DATA, cq_data=7),
     "inline_truncated": prefix([POST | SIZE_64]) +
-    cell(OP_MSG, INLINE, 200, 200, payload(200)),
+    cell(OP_MSG, INLINE, INLINE_MAX, INLINE_MAX, payload(INLINE_MAX)),
     "buf_chunks_matched": prefix([POST | TAGGED | SIZE_20000 | TAG_1234]) +
     cell(OP_TAGGED, BUF, 20000, 16384, payload(16), buf=0, tag=0x1234,
          ctl=SRC_SENDER | FILL_BUF) +
@@ -64,8 +70,14 @@ SEEDS = {
          ctl=SRC_SENDER | FILL_BUF | PROGRESS),
     "buf_chunks_unexpected_ack": prefix([POST | SIZE_2IOV | AFTER]) +
     cell(OP_MSG, BUF, 20000, 16384, buf=2, flags=F_ACK, ack_id=9) +
-    cell(OP_CHUNK, INLINE, 20000, 200, payload(200)) +
-    cell(OP_CHUNK, BUF, 20000, 3416, buf=3),
+    cell(OP_CHUNK, INLINE, 20000, INLINE_MAX, payload(INLINE_MAX)) +
+    cell(OP_CHUNK, BUF, 20000, 20000 - 16384 - INLINE_MAX, buf=3),
+    "cells_tagged_matched": prefix([POST | TAGGED | SIZE_20000 | TAG_1]) +
+    cell(OP_TAGGED, CELLS, 600, 600, payload(INLINE_MAX), tag=1, ctl=SRC_SENDER) +
+    cont(payload(232, 1)) + cont(payload(176, 2), ctl=SRC_SENDER | PROGRESS),
+    "cells_msg_unexpected": prefix([POST | SIZE_20000 | AFTER]) +
+    cell(OP_MSG, CELLS, 500, 500, payload(INLINE_MAX), ctl=SRC_SENDER) +
+    cont(payload(232, 1)) + cont(payload(76, 2), ctl=SRC_SENDER | PROGRESS),
     "abort_mid_message": prefix([POST | TAGGED | SIZE_20000 | TAG_ANY]) +
     cell(OP_TAGGED, BUF, 20000, 16384, buf=0, tag=5) +
     cell(OP_ABORT, INLINE, 0, 0),
