@@ -110,3 +110,28 @@ void xshm_cleanup_install_signals(void)
 
 	pthread_once(&once, install_once);
 }
+
+/*
+ * The provider is about to be unloaded (libfabric dlcloses it at exit):
+ * a handler left installed would jump into unmapped code, and the slots
+ * would outlive the only pointer to them.
+ */
+void xshm_cleanup_fini(void)
+{
+	struct xshm_cleanup_slot *slot;
+	struct sigaction old;
+
+	for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(*cleanup_signals);
+	     i++)
+		if (sigaction(cleanup_signals[i], NULL, &old) == 0 &&
+		    !(old.sa_flags & SA_SIGINFO) &&
+		    old.sa_handler == unlink_and_die)
+			signal(cleanup_signals[i], SIG_DFL);
+	slot = atomic_exchange(&slots, NULL);
+	while (slot) {
+		struct xshm_cleanup_slot *next = slot->next;
+
+		free(slot);
+		slot = next;
+	}
+}

@@ -22,4 +22,7 @@ void xshm_cleanup_remove(struct xshm_cleanup_slot *slot);
  */
 void xshm_cleanup_install_signals(void);
 
+/* Before the code goes away: our handlers reset to SIG_DFL, slots freed. */
+void xshm_cleanup_fini(void);
+
 #endif

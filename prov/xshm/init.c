@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "xshm.h"
+#include "shm/cleanup.h"
 #include "shm/proc.h"
 
 struct xshm_params xshm_params;
@@ -14,6 +15,7 @@ int xshm_getinfo(uint32_t version, const char *node, const char *service,
 
 static void xshm_cleanup(void)
 {
+	xshm_cleanup_fini();
 }
 
 struct fi_provider xshm_prov = {

@@ -4,12 +4,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shm/pool.h"
@@ -131,6 +133,39 @@ struct stress_shared {
 	_Atomic int errors;
 };
 
+/*
+ * Frees and the owner's reaping are the region owner's, one at a time (the
+ * provider holds them in its progress): here a lock stands for that owner.
+ * A free that found the queue's next cell still held by a half-way popper
+ * leaves its index PENDING for the reaper, and slow schedules
+ * (ThreadSanitizer, two cores) make that common.
+ */
+static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xshm_pool_reaper owner_reaper;
+
+static void owner_reap(const struct xshm_pool_ref *ref)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&owner_lock);
+	xshm_pool_reap_stalled(ref, &owner_reaper,
+			       (uint64_t) now.tv_sec * 1000000000ULL +
+			       (uint64_t) now.tv_nsec);
+	pthread_mutex_unlock(&owner_lock);
+}
+
+static int owner_free(const struct xshm_pool_ref *ref, uint32_t index,
+		      uint64_t owner)
+{
+	int ret;
+
+	pthread_mutex_lock(&owner_lock);
+	ret = xshm_pool_free(ref, index, owner);
+	pthread_mutex_unlock(&owner_lock);
+	return ret;
+}
+
 struct stress_arg {
 	struct stress_shared *shared;
 	unsigned char id;
@@ -141,8 +176,10 @@ static uint32_t alloc_retry(const struct xshm_pool_ref *ref, uint64_t owner)
 	uint32_t index;
 	int ret;
 
-	while ((ret = xshm_pool_alloc(ref, owner, &index)) == -EAGAIN)
+	while ((ret = xshm_pool_alloc(ref, owner, &index)) == -EAGAIN) {
+		owner_reap(ref);
 		sched_yield();
+	}
 	return ret ? UINT32_MAX : index;
 }
 
@@ -167,7 +204,7 @@ static int return_buf(struct stress_shared *shared, uint32_t index,
 	for (i = 0; i < BUF_SIZE; i++)
 		bad |= buf[i] != id;
 	atomic_store(&shared->owned[index], 0);
-	if (xshm_pool_free(shared->ref, index, id))
+	if (owner_free(shared->ref, index, id))
 		return -1;
 	return bad ? -1 : 0;
 }
