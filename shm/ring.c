@@ -199,6 +199,13 @@ int xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
 	return hand_over(cell, pos, pos + 1);
 }
 
+void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
+				uint64_t pos)
+{
+	(void) ref;
+	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
+}
+
 void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos)
 {
 	return cell_at(ref, pos);

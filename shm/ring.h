@@ -63,6 +63,13 @@ int xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell, uint64_t pos);
  */
 int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
 			uint64_t *pos);
+/*
+ * Publishes a cell of a run other than its first, with a plain store: only
+ * the first cell's commit needs to learn whether the run was skipped, and a
+ * CAS per cell would wait for each cell's cache line in turn.
+ */
+void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
+				uint64_t pos);
 void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos);
 
 /* Consumer side (one thread at a time). */

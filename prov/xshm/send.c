@@ -54,12 +54,11 @@ static bool spans_cells(const struct xshm_tx_op *op)
 	       op->total <= xshm_params.cells_threshold;
 }
 
-/* Fills the continuation cells of a run and publishes them; false if any was lost. */
-static bool push_continuations(struct xshm_region *peer, struct xshm_tx_op *op,
+/* Fills the continuation cells of a run and publishes them. */
+static void push_continuations(struct xshm_region *peer, struct xshm_tx_op *op,
 			       uint64_t pos, uint32_t ncells)
 {
 	size_t offset = XSHM_INLINE_MAX;
-	bool all = true;
 
 	for (uint32_t i = 1; i < ncells; i++) {
 		struct xshm_cont_cell *cell = xshm_ring_cell(&peer->ring, pos + i);
@@ -68,19 +67,18 @@ static bool push_continuations(struct xshm_region *peer, struct xshm_tx_op *op,
 
 		cell->op = XSHM_OP_CONT;
 		xshm_iov_copy_from(cell->data, op->iov, op->iov_count, offset, len);
-		if (xshm_ring_commit(&peer->ring, cell, pos + i))
-			all = false;
+		xshm_ring_publish_follower(&peer->ring, cell, pos + i);
 		offset += len;
 	}
-	return all;
 }
 
 /*
  * The whole message in consecutive cells of one reservation (see
  * XSHM_PROTO_CELLS): the first cell, which names the message, is
- * committed last, so the receiver finds the rest already there.  The
- * first cell is always published, empty if the message cannot be whole,
- * since a receiver waits for a live sender's reserved cell forever.
+ * committed last, so the receiver finds the rest already there.  If the
+ * receiver skipped the run as stalled, that commit fails and the message
+ * is pushed again; the cells after it reach the receiver's head alone
+ * and are dropped as XSHM_OP_CONT.
  */
 static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 		       struct xshm_tx_op *op)
@@ -90,13 +88,12 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 					  XSHM_CELL_PAYLOAD);
 	struct xshm_cmd *cmd;
 	uint64_t pos;
-	bool whole;
 
 	if (xshm_ring_reserve_n(&peer->ring, ncells, &pos))
 		return false;
-	whole = push_continuations(peer, op, pos, ncells);
+	push_continuations(peer, op, pos, ncells);
 	cmd = xshm_ring_cell(&peer->ring, pos);
-	cmd->op = whole ? op->op : 0;	/* 0: dropped by the receiver */
+	cmd->op = op->op;
 	cmd->proto = XSHM_PROTO_CELLS;
 	cmd->flags = op->cmd_flags;
 	cmd->buf_index = 0;
@@ -109,7 +106,7 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 	xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, 0,
 			   XSHM_INLINE_MAX);
 	/* Skipped as stalled by the receiver: push it again later. */
-	if (xshm_ring_commit(&peer->ring, cmd, pos) || !whole)
+	if (xshm_ring_commit(&peer->ring, cmd, pos))
 		return false;
 	xshm_doorbell_ring(peer);
 	op->sent = op->total;

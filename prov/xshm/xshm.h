@@ -46,7 +46,12 @@
 #define XSHM_SWEEP_POLLS	64	/* idle polls between sweep checks */
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
-#define XSHM_CELLS_THRESHOLD	4096	  /* measured default: smaller ones span cells */
+/*
+ * Measured default: a run of two cells beats a bounce buffer (0.99 against
+ * 1.15 of shm's latency at 193 B, 1.08 against 1.16 at 300 B), longer runs
+ * lose to it (1.24 against 1.19 at 656 B, 1.8 against 1.0 at 4 KiB).
+ */
+#define XSHM_CELLS_THRESHOLD	(XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD)
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 
