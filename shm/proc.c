@@ -90,40 +90,45 @@ int xshm_proc_start_time(pid_t pid, uint64_t *start)
 	return 0;
 }
 
-bool xshm_proc_alive(pid_t pid, uint64_t start_time)
+/*
+ * Whether pid names a running process; its stat in *stat when readable
+ * (*readable false when /proc hides it, e.g. hidepid: then assume it runs).
+ * A zombie holds its pid but will never close its region.
+ */
+static bool pid_runs(pid_t pid, struct proc_stat *stat, bool *readable)
 {
-	struct proc_stat stat;
 	int ret;
 
+	*readable = false;
 	if (pid <= 0)
 		return false;
 	if (kill(pid, 0) != 0 && errno == ESRCH)
 		return false;
-	ret = read_stat(pid, &stat);
+	ret = read_stat(pid, stat);
 	if (ret == -ENOENT || ret == -ESRCH)
 		return false;
-	/* Unreadable /proc (e.g. hidepid): the pid exists, assume it is ours. */
 	if (ret)
 		return true;
-	/* A zombie holds its pid but will never close its region. */
-	if (stat.state == 'Z' || stat.state == 'X')
+	*readable = true;
+	return stat->state != 'Z' && stat->state != 'X';
+}
+
+bool xshm_proc_alive(pid_t pid, uint64_t start_time)
+{
+	struct proc_stat stat;
+	bool readable;
+
+	if (!pid_runs(pid, &stat, &readable))
 		return false;
-	return stat.start_time == start_time;
+	return !readable || stat.start_time == start_time;
 }
 
 bool xshm_proc_pid_alive(pid_t pid)
 {
 	struct proc_stat stat;
-	int ret;
+	bool readable;
 
-	if (pid <= 0)
-		return false;
-	if (kill(pid, 0) != 0 && errno == ESRCH)
-		return false;
-	ret = read_stat(pid, &stat);
-	if (ret == -ENOENT || ret == -ESRCH)
-		return false;
-	return ret || (stat.state != 'Z' && stat.state != 'X');
+	return pid_runs(pid, &stat, &readable);
 }
 
 static _Atomic pid_t self_pid;

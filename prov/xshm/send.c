@@ -12,6 +12,23 @@
 
 #include "xshm.h"
 
+/* The command header of one of op's cells. */
+static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+		     const struct xshm_tx_op *op, uint8_t kind, uint8_t proto,
+		     uint32_t buf_index, uint32_t chunk_len)
+{
+	cmd->op = kind;
+	cmd->proto = proto;
+	cmd->flags = op->cmd_flags;
+	cmd->buf_index = buf_index;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = op->tag;
+	cmd->cq_data = op->data;
+	cmd->msg_size = op->total;
+	cmd->chunk_len = chunk_len;
+	cmd->ack_id = op->ack_id;
+}
+
 /* The whole message as one RTS cell naming the sender's buffers. */
 static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 		     struct xshm_tx_op *op)
@@ -22,16 +39,7 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 
 	if (!cmd)
 		return false;
-	cmd->op = op->op;
-	cmd->proto = XSHM_PROTO_RTS;
-	cmd->flags = op->cmd_flags;
-	cmd->buf_index = 0;
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = op->tag;
-	cmd->cq_data = op->data;
-	cmd->msg_size = op->total;
-	cmd->chunk_len = sizeof(*rts);
-	cmd->ack_id = op->ack_id;
+	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_RTS, 0, sizeof(*rts));
 	rts = (struct xshm_rts *) cmd->data;
 	rts->pid = getpid();
 	rts->iov_count = (uint32_t) op->iov_count;
@@ -93,16 +101,7 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 		return false;
 	push_continuations(peer, op, pos, ncells);
 	cmd = xshm_ring_cell(&peer->ring, pos);
-	cmd->op = op->op;
-	cmd->proto = XSHM_PROTO_CELLS;
-	cmd->flags = op->cmd_flags;
-	cmd->buf_index = 0;
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = op->tag;
-	cmd->cq_data = op->data;
-	cmd->msg_size = op->total;
-	cmd->chunk_len = (uint32_t) op->total;
-	cmd->ack_id = op->ack_id;
+	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_CELLS, 0, (uint32_t) op->total);
 	xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, 0,
 			   XSHM_INLINE_MAX);
 	/* Skipped as stalled by the receiver: push it again later. */
@@ -134,16 +133,9 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd = xshm_ring_reserve(&peer->ring, &pos);
 	if (!cmd)
 		goto give_back;
-	cmd->op = op->started ? XSHM_OP_CHUNK : op->op;
-	cmd->proto = is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF;
-	cmd->flags = op->cmd_flags;
-	cmd->buf_index = index;
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = op->tag;
-	cmd->cq_data = op->data;
-	cmd->msg_size = op->total;
-	cmd->chunk_len = (uint32_t) len;
-	cmd->ack_id = op->ack_id;
+	fill_cmd(cmd, ep, op, op->started ? XSHM_OP_CHUNK : op->op,
+		 is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF, index,
+		 (uint32_t) len);
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
 	/* Skipped as stalled by the receiver: push it again later. */

@@ -374,10 +374,10 @@ static void xt_forget_child(struct xt_child *c)
 	}
 }
 
-void xt_join(struct xt_child *c)
+/* Waits up to ms for the child to end; kills it and fails if it does not. */
+static void xt_join_within(struct xt_child *c, uint64_t ms, const char *late)
 {
-	uint64_t end = xt_now_ms() + (XT_CHILD_SECS + 5) * 1000ULL;
-	char why[96];
+	uint64_t end = xt_now_ms() + ms;
 
 	while (!xt_reap(c, false) && xt_now_ms() < end)
 		usleep(1000);
@@ -386,27 +386,24 @@ void xt_join(struct xt_child *c)
 	if (!c->reaped) {
 		kill(c->pid, SIGKILL);
 		xt_reap(c, true);
-		xt_fail(__FILE__, __LINE__, NULL, "child %d did not finish in time", (int)c->pid);
+		xt_fail(__FILE__, __LINE__, NULL, "child %d %s", (int)c->pid, late);
 	}
+}
+
+void xt_join(struct xt_child *c)
+{
+	char why[96];
+
+	xt_join_within(c, (XT_CHILD_SECS + 5) * 1000ULL, "did not finish in time");
 	XT_ASSERT(xt_child_ok(c), "child %d %s (see its stderr)", (int)c->pid,
 		  xt_describe_status(c->status, why, sizeof(why)));
 }
 
 void xt_join_killed(struct xt_child *c)
 {
-	uint64_t end = xt_now_ms() + XT_TIMEOUT_MS;
 	char why[96];
 
-	while (!xt_reap(c, false) && xt_now_ms() < end)
-		usleep(1000);
-	xt_forget_child(c);
-	close(c->sock);
-	if (!c->reaped) {
-		kill(c->pid, SIGKILL);
-		xt_reap(c, true);
-		xt_fail(__FILE__, __LINE__, NULL, "child %d was not killed in time",
-			(int)c->pid);
-	}
+	xt_join_within(c, XT_TIMEOUT_MS, "was not killed in time");
 	XT_ASSERT(WIFSIGNALED(c->status) && WTERMSIG(c->status) == SIGKILL,
 		  "child %d %s, expected SIGKILL (see its stderr)", (int)c->pid,
 		  xt_describe_status(c->status, why, sizeof(why)));
