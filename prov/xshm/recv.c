@@ -518,7 +518,10 @@ static bool gather_cells(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return true;
 }
 
-/* Where the payload of a valid command is. */
+/*
+ * Where the payload of a valid command is; payload->count is also the
+ * number of ring cells the command occupies.
+ */
 static bool locate_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			   const struct xshm_cmd *shared,
 			   const struct xshm_rts *rts,
@@ -541,13 +544,6 @@ static bool locate_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		payload->piece[0] = shared->data;
 		return true;
 	}
-}
-
-/* Cells a command occupies in the ring, the head cell included. */
-static uint32_t cells_used(const struct rx_payload *payload,
-			   const struct xshm_cmd *cmd)
-{
-	return cmd->proto == XSHM_PROTO_CELLS ? payload->count : 1;
 }
 
 /*
@@ -586,7 +582,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		if (cmd.proto == XSHM_PROTO_BUF)
 			xshm_pool_free(&ep->region.pool, cmd.buf_index,
 				       cmd.src_ep_id);
-		return cells_used(&payload, &cmd);
+		return payload.count;
 	}
 	switch (cmd.op) {
 	case XSHM_OP_CHUNK:
@@ -605,7 +601,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	}
 	if (cmd.proto == XSHM_PROTO_BUF)
 		xshm_pool_free(&ep->region.pool, cmd.buf_index, cmd.src_ep_id);
-	return cells_used(&payload, &cmd);
+	return payload.count;
 }
 
 /*

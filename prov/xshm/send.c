@@ -29,6 +29,21 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	cmd->ack_id = op->ack_id;
 }
 
+/*
+ * Publishes op's cell carrying its next len bytes.  False when the receiver
+ * skipped the cell as stalled: the bytes are to be pushed again later.
+ */
+static bool publish(struct xshm_region *peer, struct xshm_tx_op *op,
+		    struct xshm_cmd *cmd, uint64_t pos, size_t len)
+{
+	if (xshm_ring_commit(&peer->ring, cmd, pos))
+		return false;
+	xshm_doorbell_ring(peer);
+	op->sent += len;
+	op->started = true;
+	return true;
+}
+
 /* The whole message as one RTS cell naming the sender's buffers. */
 static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 		     struct xshm_tx_op *op)
@@ -47,13 +62,7 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 		rts->iov[i].base = (uintptr_t) op->iov[i].iov_base;
 		rts->iov[i].len = op->iov[i].iov_len;
 	}
-	/* Skipped as stalled by the receiver: push it again later. */
-	if (xshm_ring_commit(&peer->ring, cmd, pos))
-		return false;
-	xshm_doorbell_ring(peer);
-	op->sent = op->total;
-	op->started = true;
-	return true;
+	return publish(peer, op, cmd, pos, op->total);
 }
 
 static bool spans_cells(const struct xshm_tx_op *op)
@@ -104,13 +113,7 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_CELLS, 0, (uint32_t) op->total);
 	xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, 0,
 			   XSHM_INLINE_MAX);
-	/* Skipped as stalled by the receiver: push it again later. */
-	if (xshm_ring_commit(&peer->ring, cmd, pos))
-		return false;
-	xshm_doorbell_ring(peer);
-	op->sent = op->total;
-	op->started = true;
-	return true;
+	return publish(peer, op, cmd, pos, op->total);
 }
 
 /* Pushes one cell of op; false when the peer's ring or pool is full. */
@@ -138,14 +141,8 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 		 (uint32_t) len);
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
-	/* Skipped as stalled by the receiver: push it again later. */
-	if (xshm_ring_commit(&peer->ring, cmd, pos))
-		goto give_back;
-	xshm_doorbell_ring(peer);
-	op->sent += len;
-	op->started = true;
-	return true;
-
+	if (publish(peer, op, cmd, pos, len))
+		return true;
 give_back:
 	if (!is_inline)
 		xshm_pool_free(&peer->pool, index, ep->addr.ep_id);
