@@ -23,14 +23,11 @@
 static void recv_child(int sock, void *arg)
 {
 	struct xt_cfg cfg = xt_cfg_default();
-	char parent[XT_NAME_MAX];
 	struct xt_ep x;
 	uint64_t len;
 
 	xt_open(&x, &cfg);
-	xt_send_name(sock, &x);
-	xt_recv_name(sock, parent);
-	xt_av_insert(&x, parent);
+	xt_exchange(&x, sock);
 	while ((len = xt_recv_u64_progress(sock, &x)) != UINT64_MAX) {
 		unsigned char *b = xt_alloc(len);
 		struct xt_comp c;

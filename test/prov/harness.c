@@ -742,15 +742,12 @@ void xt_sender_child(int sock, void *arg)
 {
 	struct xt_cfg dflt = xt_cfg_default();
 	const struct xt_cfg *cfg = arg ? arg : &dflt;
-	char parent[XT_NAME_MAX];
 	struct xt_send_cmd cmd;
 	struct xt_ep x;
 	fi_addr_t dst;
 
 	xt_open(&x, cfg);
-	xt_send_name(sock, &x);
-	xt_recv_name(sock, parent);
-	dst = xt_av_insert(&x, parent);
+	dst = xt_exchange(&x, sock);
 	for (;;) {
 		xt_read_full(sock, &cmd, sizeof(cmd), &x);
 		if (cmd.op == XT_QUIT)
@@ -1163,15 +1160,12 @@ void xt_burst_child(int sock, void *arg)
 	struct xt_cfg dflt = xt_cfg_default();
 	const struct xt_cfg *cfg = arg ? arg : &dflt;
 	struct xt_burst_buf *bufs = NULL;
-	char parent[XT_NAME_MAX];
 	struct xt_ep x;
 	fi_addr_t dst;
 	uint64_t n;
 
 	xt_open(&x, cfg);
-	xt_send_name(sock, &x);
-	xt_recv_name(sock, parent);
-	dst = xt_av_insert(&x, parent);
+	dst = xt_exchange(&x, sock);
 	while ((n = xt_recv_u64_progress(sock, &x)) != XT_BURST_QUIT)
 		xt_burst_run(&x, dst, sock, n, &bufs);
 	xt_close(&x);

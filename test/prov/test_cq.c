@@ -20,16 +20,13 @@ static void sender(int sock, void *arg)
 {
 	const struct plan *p = arg;
 	struct xt_cfg cfg = xt_cfg_default();
-	char peer[XT_NAME_MAX];
 	char *buf = xt_alloc(p->len);
 	struct xt_comp c;
 	struct xt_ep x;
 	fi_addr_t dst;
 
 	xt_open(&x, &cfg);
-	xt_send_name(sock, &x);
-	xt_recv_name(sock, peer);
-	dst = xt_av_insert(&x, peer);
+	dst = xt_exchange(&x, sock);
 	xt_wait(sock);
 	for (int i = 0; i < p->count; i++) {
 		xt_fill(buf, p->len, (uint64_t)i, 0);

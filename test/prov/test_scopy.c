@@ -245,7 +245,6 @@ static void sc_child(int sock, void *arg)
 {
 	struct sc_arg dflt = { .cfg = xt_cfg_default() };
 	struct sc_arg *a = arg ? arg : &dflt;
-	char parent[XT_NAME_MAX];
 	struct sc_cmd cmd;
 	struct xt_ep x;
 	fi_addr_t dst;
@@ -253,9 +252,7 @@ static void sc_child(int sock, void *arg)
 	if (a->deferred)
 		sc_wait_go(sock);
 	xt_open(&x, &a->cfg);
-	xt_send_name(sock, &x);
-	xt_recv_name(sock, parent);
-	dst = xt_av_insert(&x, parent);
+	dst = xt_exchange(&x, sock);
 	for (;;) {
 		xt_read_progress(sock, &cmd, sizeof(cmd), &x);
 		if (cmd.mode == SC_QUIT)
