@@ -323,12 +323,8 @@ void *xshm_ring_peek(const struct xshm_ring_ref *ref)
 void xshm_ring_release(const struct xshm_ring_ref *ref, void *cell)
 {
 	/* The single consumer's head names the cell; trust it over a pointer. */
-	uint64_t head = atomic_load_explicit(&ref->ring->head,
-					     memory_order_relaxed);
-
-	atomic_store_explicit(&ref->ring->head, head + 1, memory_order_relaxed);
-	atomic_store_explicit(seq_of(cell_at(ref, head)), head + ref->mask + 1,
-			      memory_order_release);
+	(void) cell;
+	xshm_ring_release_n(ref, 1);
 }
 
 static int payload_fits(const struct xshm_ring_ref *ref, size_t len)
