@@ -368,6 +368,51 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 }
 
 /*
+ * The common small send, whole in one cell, with nothing queued before it
+ * and no ack to wait for: no xshm_tx_op is built.  0 when pushed, else
+ * why not, as xshm_send returns it.
+ */
+static ssize_t send_inline(struct xshm_ep *ep, struct xshm_av_entry *peer,
+			   uint8_t kind, const struct iovec *iov, size_t count,
+			   size_t total, uint64_t tag, uint64_t data,
+			   void *context, uint64_t flags)
+{
+	struct xshm_region *region = &peer->peer;
+	uint64_t pos;
+	struct xshm_cmd *cmd = xshm_ring_reserve(&region->ring, &pos);
+
+	if (!cmd)
+		return xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
+							   -FI_EAGAIN;
+	cmd->op = kind;
+	cmd->proto = XSHM_PROTO_INLINE;
+	cmd->flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
+	cmd->buf_index = 0;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = tag;
+	cmd->cq_data = data;
+	cmd->msg_size = total;
+	cmd->chunk_len = (uint32_t) total;
+	cmd->ack_id = 0;
+	xshm_iov_copy_from(cmd->data, iov, count, 0, total);
+	if (xshm_ring_commit(&region->ring, cmd, pos))
+		return -FI_EAGAIN;	/* skipped as stalled: not sent */
+	xshm_doorbell_ring(region);
+	xshm_report_tx(ep, context,
+		       FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
+		       flags & FI_COMPLETION);
+	return 0;
+}
+
+static bool takes_inline_path(const struct xshm_ep *ep, size_t total,
+			      uint64_t flags)
+{
+	return total <= XSHM_INLINE_MAX && xshm_dlist_empty(&ep->tx_queue) &&
+	       !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
+	       !((flags & FI_FENCE) && !xshm_dlist_empty(&ep->tx_wait_ack));
+}
+
+/*
  * Sends at once when nothing is queued before it; a message that does not
  * fit in one bounce buffer may be left half-pushed, to be finished by
  * progress.  FI_INJECT data is always copied before returning.
@@ -387,6 +432,11 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	ret = xshm_av_peer(ep->av, dest, &peer);
 	if (ret)
 		goto out;
+	if (takes_inline_path(ep, total, flags)) {
+		ret = send_inline(ep, peer, kind, iov, count, total, tag, data,
+				  context, flags);
+		goto out;
+	}
 	init_op(ep, &peer->peer, &op, kind, iov, count, total, dest, tag, data,
 		context, flags);
 	op.dest_ep_id = peer->addr.ep_id;

@@ -29,7 +29,14 @@
 #include "shm/region.h"
 #include "shm/sweep.h"
 
+/*
+ * Another name builds a second copy that one process can load beside this
+ * one, so that benchmarks compare two builds point by point
+ * (test/bench/ab.sh).
+ */
+#ifndef XSHM_NAME
 #define XSHM_NAME		"xshm"
+#endif
 #define XSHM_VERSION		FI_VERSION(0, 1)
 #define XSHM_API_VERSION	FI_VERSION(1, 17)
 #define XSHM_MIN_API_VERSION	FI_VERSION(1, 5)
