@@ -232,6 +232,9 @@ void xshm_tx_progress(struct xshm_ep *ep)
 
 		if (ret == -FI_EAGAIN)
 			return;
+		/* Its region gone: FI_EIO if because its receiver died. */
+		if (ret == -FI_EHOSTUNREACH)
+			ret = -xshm_liveness_gone_err(op->dest_owner);
 		if (!ret && peer->addr.ep_id != op->dest_ep_id)
 			ret = -FI_EADDRNOTAVAIL;
 		else if (!ret && !xshm_owner_same(peer->owner, op->dest_owner))
@@ -394,7 +397,10 @@ static ssize_t send_inline(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	cmd->msg_size = total;
 	cmd->chunk_len = (uint32_t) total;
 	cmd->ack_id = 0;
-	xshm_iov_copy_from(cmd->data, iov, count, 0, total);
+	if (count > 1)
+		xshm_iov_copy_from(cmd->data, iov, count, 0, total);
+	else if (total)
+		memcpy(cmd->data, iov[0].iov_base, total);
 	if (xshm_ring_commit(&region->ring, cmd, pos))
 		return -FI_EAGAIN;	/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);
