@@ -310,16 +310,6 @@ void xshm_ring_release_n(const struct xshm_ring_ref *ref, uint32_t n)
 				      memory_order_release);
 }
 
-void *xshm_ring_peek(const struct xshm_ring_ref *ref)
-{
-	uint64_t head = atomic_load_explicit(&ref->ring->head,
-					     memory_order_relaxed);
-	unsigned char *cell = cell_at(ref, head);
-	uint64_t seq = atomic_load_explicit(seq_of(cell), memory_order_acquire);
-
-	return seq == head + 1 ? cell : NULL;
-}
-
 void xshm_ring_release(const struct xshm_ring_ref *ref, void *cell)
 {
 	/* The single consumer's head names the cell; trust it over a pointer. */

@@ -72,8 +72,22 @@ void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
 				uint64_t pos);
 void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos);
 
-/* Consumer side (one thread at a time). */
-void *xshm_ring_peek(const struct xshm_ring_ref *ref);		/* NULL: empty */
+/*
+ * Consumer side (one thread at a time).  peek is inline: an idle endpoint
+ * calls it on every poll.  It returns the head cell once published, else
+ * NULL.
+ */
+static inline void *xshm_ring_peek(const struct xshm_ring_ref *ref)
+{
+	uint64_t head = atomic_load_explicit(&ref->ring->head,
+					     memory_order_relaxed);
+	unsigned char *cell = ref->ring->cells + (head & ref->mask) *
+			      ref->cell_size;
+	uint64_t seq = atomic_load_explicit(&((struct xshm_cell_seq *) cell)->seq,
+					    memory_order_acquire);
+
+	return seq == head + 1 ? cell : NULL;
+}
 void xshm_ring_release(const struct xshm_ring_ref *ref, void *cell);
 /* The published cell i places after the head, or NULL. */
 void *xshm_ring_peek_at(const struct xshm_ring_ref *ref, uint32_t i);

@@ -77,14 +77,6 @@ static bool rx_waits(const struct xshm_ep *ep)
 	return false;
 }
 
-static bool waits_on_peers(const struct xshm_ep *ep)
-{
-	return !xshm_dlist_empty(&ep->tx_queue) ||
-	       !xshm_dlist_empty(&ep->tx_wait_ack) ||
-	       !xshm_dlist_empty(&ep->acks_out) ||
-	       !xshm_dlist_empty(&ep->rx_active);
-}
-
 static bool any_sender_dead(struct xshm_ep *ep, struct sweep *sweep)
 {
 	struct xshm_dlist *it;
@@ -169,7 +161,7 @@ void xshm_liveness_progress(struct xshm_ep *ep, bool idle)
 {
 	uint64_t now;
 
-	if (!waits_on_peers(ep))
+	if (!xshm_ep_waits_on_peers(ep))
 		return;
 	if (!idle && ++ep->progress_calls % CHECK_EVERY)
 		return;

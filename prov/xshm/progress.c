@@ -48,6 +48,9 @@ void xshm_ep_progress(struct xshm_ep *ep)
 	idle = !xshm_ep_drain(ep, XSHM_RX_BUDGET);
 	if (idle)
 		sweep_when_due(ep);
+	/* The common poll: nothing in flight, nothing more to look at. */
+	if (!xshm_ep_waits_on_peers(ep))
+		return;
 	xshm_liveness_progress(ep, idle);
 	xshm_ack_flush(ep);
 	if (!xshm_dlist_empty(&ep->tx_wait_ack))

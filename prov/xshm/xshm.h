@@ -585,6 +585,15 @@ fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
  * checks that receiver.  Dead peers' regions are retired (shm/liveness.h).
  */
 void xshm_liveness_progress(struct xshm_ep *ep, bool idle);
+
+/* Sends, acks or arrivals in flight: work for progress besides the ring. */
+static inline bool xshm_ep_waits_on_peers(const struct xshm_ep *ep)
+{
+	return !xshm_dlist_empty(&ep->tx_queue) ||
+	       !xshm_dlist_empty(&ep->tx_wait_ack) ||
+	       !xshm_dlist_empty(&ep->acks_out) ||
+	       !xshm_dlist_empty(&ep->rx_active);
+}
 /* Ring full: true (region retired) when the receiver's process is dead. */
 bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_av_entry *peer);
 /* How long a sleeper may wait without a sweep: -1 when nothing is pending. */
