@@ -46,8 +46,10 @@ void xshm_ep_progress(struct xshm_ep *ep)
 	if (!ep->enabled)
 		return;
 	idle = !xshm_ep_drain(ep, XSHM_RX_BUDGET);
-	if (idle)
+	if (idle) {
+		xshm_buf_return_flush(ep);
 		sweep_when_due(ep);
+	}
 	/* The common poll: nothing in flight, nothing more to look at. */
 	if (!xshm_ep_waits_on_peers(ep))
 		return;

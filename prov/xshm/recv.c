@@ -566,8 +566,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	    !locate_payload(ep, &cmd, shared, &rts, &payload)) {
 		XSHM_WARN(FI_LOG_EP_DATA, "malformed command dropped\n");
 		if (cmd.proto == XSHM_PROTO_BUF)
-			xshm_pool_free(&ep->region.pool, cmd.buf_index,
-				       cmd.src_ep_id);
+			xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);
 		return 1;
 	}
 	/* Its buffer must be one it borrowed and still holds: used once. */
@@ -580,8 +579,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	}
 	if (!xshm_av_sender_allowed(ep, cmd.src_ep_id)) {
 		if (cmd.proto == XSHM_PROTO_BUF)
-			xshm_pool_free(&ep->region.pool, cmd.buf_index,
-				       cmd.src_ep_id);
+			xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);
 		return payload.count;
 	}
 	switch (cmd.op) {
@@ -600,7 +598,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 			return 0;
 	}
 	if (cmd.proto == XSHM_PROTO_BUF)
-		xshm_pool_free(&ep->region.pool, cmd.buf_index, cmd.src_ep_id);
+		xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);
 	return payload.count;
 }
 

@@ -45,6 +45,7 @@
 #define XSHM_INJECT_SIZE	4096
 #define XSHM_MAX_MSG_SIZE	(1ULL << 30)
 #define XSHM_TX_SIZE		256
+#define XSHM_BUFS_DONE_MAX	16	/* bounce buffers freed per batch */
 #define XSHM_RX_SIZE		256
 #define XSHM_ADDR_PREFIX	"fi_xshm://"
 /* "fi_xshm://" + 16 hex + "/" + 16 hex + NUL */
@@ -527,6 +528,11 @@ struct xshm_ep {
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
+	struct xshm_buf_done {		/* buf_return.c */
+		uint32_t index;
+		uint64_t borrower;
+	} bufs_done[XSHM_BUFS_DONE_MAX];
+	uint32_t bufs_done_count;
 	struct xshm_sweep sweep;	/* against dead peers (progress.c) */
 	uint32_t sweep_polls;
 	uint64_t sweep_last_ns;
@@ -585,6 +591,10 @@ fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
  * checks that receiver.  Dead peers' regions are retired (shm/liveness.h).
  */
 void xshm_liveness_progress(struct xshm_ep *ep, bool idle);
+
+/* A bounce buffer the receive path is done with, freed in a batch (buf_return.c). */
+void xshm_buf_return(struct xshm_ep *ep, uint32_t index, uint64_t borrower);
+void xshm_buf_return_flush(struct xshm_ep *ep);
 
 /* Sends, acks or arrivals in flight: work for progress besides the ring. */
 static inline bool xshm_ep_waits_on_peers(const struct xshm_ep *ep)
