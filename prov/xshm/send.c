@@ -315,9 +315,15 @@ static ssize_t check_send(const struct xshm_ep *ep, const struct iovec *iov,
 {
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (xshm_check_iov(iov, count, ep->tx_iov_limit))
+	if (count == 1 && iov) {	/* fi_tsend and fi_send, without walks */
+		if (iov[0].iov_len && !iov[0].iov_base)
+			return -FI_EINVAL;
+		*total = iov[0].iov_len;
+	} else if (xshm_check_iov(iov, count, ep->tx_iov_limit)) {
 		return -FI_EINVAL;
-	*total = xshm_iov_total(iov, count);
+	} else {
+		*total = xshm_iov_total(iov, count);
+	}
 	if (*total > XSHM_MAX_MSG_SIZE)
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && *total > XSHM_INJECT_SIZE)
@@ -423,12 +429,38 @@ static bool takes_inline_path(const struct xshm_ep *ep, size_t total,
  * fit in one bounce buffer may be left half-pushed, to be finished by
  * progress.  FI_INJECT data is always copied before returning.
  */
+/*
+ * Everything but the inline path: the message becomes a tx_op, pushed now
+ * or queued.  Out of line so that xshm_send's small path does not pay for
+ * this one's stack frame.
+ */
+static __attribute__((noinline)) ssize_t
+send_op(struct xshm_ep *ep, struct xshm_av_entry *peer, uint8_t kind,
+	const struct iovec *iov, size_t count, size_t total, fi_addr_t dest,
+	uint64_t tag, uint64_t data, void *context, uint64_t flags)
+{
+	struct xshm_tx_op op;
+
+	init_op(ep, &peer->peer, &op, kind, iov, count, total, dest, tag, data,
+		context, flags);
+	op.dest_ep_id = peer->addr.ep_id;
+	op.dest_owner = peer->owner;
+	if (!xshm_dlist_empty(&ep->tx_queue) || fence_blocks(ep, &op))
+		return (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?
+		       -FI_EAGAIN : queue_op(ep, &op);
+	if (push_op(ep, &peer->peer, &op))
+		return finish_op(ep, &op, false);
+	if (!op.started && total <= XSHM_BUF_SIZE)
+		return xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
+							   -FI_EAGAIN;
+	return queue_op(ep, &op);
+}
+
 ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		  size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
 		  void *context, uint64_t flags)
 {
 	struct xshm_av_entry *peer;
-	struct xshm_tx_op op;
 	size_t total;
 	ssize_t ret = check_send(ep, iov, count, flags, &total);
 
@@ -436,30 +468,12 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = xshm_av_peer(ep->av, dest, &peer);
-	if (ret)
-		goto out;
-	if (takes_inline_path(ep, total, flags)) {
+	if (!ret && takes_inline_path(ep, total, flags))
 		ret = send_inline(ep, peer, kind, iov, count, total, tag, data,
 				  context, flags);
-		goto out;
-	}
-	init_op(ep, &peer->peer, &op, kind, iov, count, total, dest, tag, data,
-		context, flags);
-	op.dest_ep_id = peer->addr.ep_id;
-	op.dest_owner = peer->owner;
-	if (!xshm_dlist_empty(&ep->tx_queue) || fence_blocks(ep, &op)) {
-		ret = (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?
-		      -FI_EAGAIN : queue_op(ep, &op);
-		goto out;
-	}
-	if (push_op(ep, &peer->peer, &op))
-		ret = finish_op(ep, &op, false);
-	else if (!op.started && total <= XSHM_BUF_SIZE)
-		ret = xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
-							  -FI_EAGAIN;
-	else
-		ret = queue_op(ep, &op);
-out:
+	else if (!ret)
+		ret = send_op(ep, peer, kind, iov, count, total, dest, tag,
+			      data, context, flags);
 	xshm_lock_release(&ep->domain->lock);
 	return ret;
 }
