@@ -476,6 +476,9 @@ static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED) &&
 		       cmd->chunk_len == sizeof(struct xshm_rts) &&
 		       cmd->msg_size <= XSHM_MAX_MSG_SIZE;
+	if (cmd->proto == XSHM_PROTO_SHORT)
+		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED) &&
+		       cmd->chunk_len <= XSHM_SHORT_MAX;
 	if (cmd->proto == XSHM_PROTO_CELLS)
 		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED) &&
 		       cmd->msg_size > XSHM_INLINE_MAX &&
@@ -540,10 +543,30 @@ static bool locate_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	case XSHM_PROTO_CELLS:
 		payload->piece[0] = shared->data;
 		return gather_cells(ep, cmd, payload);
+	case XSHM_PROTO_SHORT:
+		payload->piece[0] = shared->short_data;
+		return true;
 	default:
 		payload->piece[0] = shared->data;
 		return true;
 	}
+}
+
+/*
+ * A private copy of a command's header.  A short command's header ends
+ * where its payload starts: what it leaves out is what a whole message
+ * without remote CQ data or ack has.
+ */
+static void read_cmd(struct xshm_cmd *cmd, const struct xshm_cmd *shared)
+{
+	memcpy(cmd, shared, sizeof(*cmd));
+	if (cmd->proto != XSHM_PROTO_SHORT)
+		return;
+	cmd->flags = 0;
+	cmd->cq_data = 0;
+	cmd->msg_size = cmd->chunk_len;
+	cmd->buf_index = 0;
+	cmd->ack_id = 0;
 }
 
 /*
@@ -558,7 +581,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	struct xshm_cmd cmd;
 	struct xshm_rts rts;
 
-	memcpy(&cmd, shared, sizeof(cmd));
+	read_cmd(&cmd, shared);
 	if (cmd.proto == XSHM_PROTO_RTS)
 		memcpy(&rts, shared->data, sizeof(rts));
 	if (!cmd_valid(ep, &cmd) ||

@@ -376,6 +376,39 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	}
 }
 
+/* The payload of a one-cell message, copied from the sender's iov. */
+static void copy_payload(void *dst, const struct iovec *iov, size_t count,
+			 size_t total)
+{
+	if (count > 1)
+		xshm_iov_copy_from(dst, iov, count, 0, total);
+	else if (total)
+		memcpy(dst, iov[0].iov_base, total);
+}
+
+/* The header of a one-cell message; returns where its payload goes. */
+static void *fill_one_cell(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+			   uint8_t kind, size_t total, uint64_t tag,
+			   uint64_t data, uint64_t flags)
+{
+	cmd->op = kind;
+	cmd->chunk_len = (uint32_t) total;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = tag;
+	if (!(flags & FI_REMOTE_CQ_DATA) && total <= XSHM_SHORT_MAX) {
+		cmd->proto = XSHM_PROTO_SHORT;
+		cmd->flags = 0;
+		return cmd->short_data;
+	}
+	cmd->proto = XSHM_PROTO_INLINE;
+	cmd->flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
+	cmd->cq_data = data;
+	cmd->msg_size = total;
+	cmd->buf_index = 0;
+	cmd->ack_id = 0;
+	return cmd->data;
+}
+
 /*
  * The common small send, whole in one cell, with nothing queued before it
  * and no ack to wait for: no xshm_tx_op is built.  0 when pushed, else
@@ -393,20 +426,8 @@ static ssize_t send_inline(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	if (!cmd)
 		return xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
 							   -FI_EAGAIN;
-	cmd->op = kind;
-	cmd->proto = XSHM_PROTO_INLINE;
-	cmd->flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
-	cmd->buf_index = 0;
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = tag;
-	cmd->cq_data = data;
-	cmd->msg_size = total;
-	cmd->chunk_len = (uint32_t) total;
-	cmd->ack_id = 0;
-	if (count > 1)
-		xshm_iov_copy_from(cmd->data, iov, count, 0, total);
-	else if (total)
-		memcpy(cmd->data, iov[0].iov_base, total);
+	copy_payload(fill_one_cell(cmd, ep, kind, total, tag, data, flags),
+		     iov, count, total);
 	if (xshm_ring_commit(&region->ring, cmd, pos))
 		return -FI_EAGAIN;	/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);
@@ -419,16 +440,14 @@ static ssize_t send_inline(struct xshm_ep *ep, struct xshm_av_entry *peer,
 static bool takes_inline_path(const struct xshm_ep *ep, size_t total,
 			      uint64_t flags)
 {
-	return total <= XSHM_INLINE_MAX && xshm_dlist_empty(&ep->tx_queue) &&
+	size_t one_cell = (flags & FI_REMOTE_CQ_DATA) ? XSHM_INLINE_MAX :
+							XSHM_SHORT_MAX;
+
+	return total <= one_cell && xshm_dlist_empty(&ep->tx_queue) &&
 	       !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
 	       !((flags & FI_FENCE) && !xshm_dlist_empty(&ep->tx_wait_ack));
 }
 
-/*
- * Sends at once when nothing is queued before it; a message that does not
- * fit in one bounce buffer may be left half-pushed, to be finished by
- * progress.  FI_INJECT data is always copied before returning.
- */
 /*
  * Everything but the inline path: the message becomes a tx_op, pushed now
  * or queued.  Out of line so that xshm_send's small path does not pay for

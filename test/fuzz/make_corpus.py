@@ -9,7 +9,8 @@ HDR, RING, POOL, NRECVS = 96, 16, 32, 8
 CELL = 256
 INLINE_MAX = 192
 OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT = 1, 2, 3, 4, 5, 6
-INLINE, BUF, RTS, CELLS = 1, 2, 3, 4
+INLINE, BUF, RTS, CELLS, SHORT = 1, 2, 3, 4, 5
+SHORT_MAX = 216
 F_DATA, F_ACK = 1, 2
 SRC_SENDER, SRC_SELF, SRC_GIVEN = 0, 2, 3
 PROGRESS, FILL_BUF = 4, 8
@@ -33,10 +34,16 @@ def prefix(recvs=(), av=0, hdr_xor=b"", ring_xor=b"", pool_xor=b"", mode=0):
 
 def cell(op, proto, size, chunk, data=b"", flags=0, buf=0, tag=0, cq_data=0,
          ack_id=0, src=0, ctl=SRC_SENDER | PROGRESS):
-    hdr = struct.pack("<BBHIQQQQII", op, proto, flags, buf, src, tag, cq_data,
-                      size, chunk, ack_id)
+    hdr = struct.pack("<BBHIQQQQII", op, proto, flags, chunk, src, tag, cq_data,
+                      size, buf, ack_id)
     body = (hdr + data).ljust(CELL - 16, b"\0")  # after seq and claim
     return bytes([ctl]) + body
+
+
+def short_cell(op, data, tag=0, src=0, ctl=SRC_SENDER | PROGRESS):
+    """An XSHM_PROTO_SHORT cell: its payload follows the tag."""
+    hdr = struct.pack("<BBHIQQ", op, SHORT, 0, len(data), src, tag)
+    return bytes([ctl]) + (hdr + data).ljust(CELL - 16, b"\0")
 
 
 def cont(data, ctl=SRC_SENDER):
@@ -57,6 +64,10 @@ def payload(n, seed=0):
 
 
 SEEDS = {
+    "short_tagged_matched": prefix([POST | TAGGED | SIZE_64 | TAG_1]) +
+    short_cell(OP_TAGGED, payload(8), tag=1),
+    "short_msg_unexpected": prefix([POST | SIZE_20000 | AFTER]) +
+    short_cell(OP_MSG, payload(SHORT_MAX)),
     "inline_tagged_matched": prefix([POST | TAGGED | SIZE_64 | TAG_1]) +
     cell(OP_TAGGED, INLINE, 48, 48, payload(48), tag=1),
     "inline_msg_unexpected": prefix([POST | SIZE_64 | AFTER]) +
