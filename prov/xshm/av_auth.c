@@ -302,14 +302,11 @@ static int senders_grow(struct xshm_av_senders *senders)
 	return 0;
 }
 
-static struct xshm_sender *sender_get(struct xshm_av *av, uint64_t ep_id)
+static struct xshm_sender *sender_add(struct xshm_av *av, uint64_t ep_id)
 {
 	struct xshm_av_senders *senders = av->senders;
 	struct xshm_sender *sender;
 
-	/* Messages come in runs from one sender: skip the hash for those. */
-	if (senders && senders->last && senders->last->ep_id == ep_id)
-		return senders->last;
 	if (!senders) {
 		senders = av->senders = calloc(1, sizeof(*senders));
 		if (!senders)
@@ -324,6 +321,17 @@ static struct xshm_sender *sender_get(struct xshm_av *av, uint64_t ep_id)
 	}
 	senders->last = sender;
 	return sender;
+}
+
+static inline struct xshm_sender *sender_get(struct xshm_av *av,
+					     uint64_t ep_id)
+{
+	struct xshm_av_senders *senders = av->senders;
+
+	/* Messages come in runs from one sender: skip the hash for those. */
+	if (senders && senders->last && senders->last->ep_id == ep_id)
+		return senders->last;
+	return sender_add(av, ep_id);
 }
 
 static void sender_refresh(struct xshm_sender *sender)

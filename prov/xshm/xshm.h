@@ -248,6 +248,10 @@ struct xshm_av {
 	uint64_t *hash_keys;		/* ep_id -> index, open addressing */
 	uint32_t *hash_vals;
 	size_t hash_size;
+	uint64_t gen;			/* changes with every entry (av_table.c) */
+	uint64_t last_ep_id;		/* the last sender looked up, */
+	uint64_t last_gen;		/* ... at this gen, */
+	ssize_t last_index;		/* ... found there (-1: not in the AV) */
 	_Atomic int ref;
 };
 
