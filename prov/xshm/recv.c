@@ -61,17 +61,6 @@ static uint64_t comp_flags(uint8_t op, uint16_t cmd_flags,
 	       (entry->flags & FI_MULTI_RECV);
 }
 
-static void report_received(struct xshm_ep *ep,
-			    const struct fi_peer_rx_entry *entry,
-			    uint64_t flags, size_t len, uint64_t data,
-			    uint64_t tag)
-{
-	xshm_report_rx(ep, entry->context, flags, len,
-		       entry->count ? entry->iov[0].iov_base : NULL,
-		       data, tag, entry->addr,
-		       !ep->rx_selective || (entry->flags & FI_COMPLETION));
-}
-
 /* Reports the received message and gives the entry back to its owner. */
 static void complete_msg(struct xshm_rx_msg *msg)
 {
@@ -102,7 +91,7 @@ static void complete_msg(struct xshm_rx_msg *msg)
 
 		xshm_report_rx_err(ep, &err);
 	} else {
-		report_received(ep, entry, flags, msg->size, data, tag);
+		xshm_report_rx_entry(ep, entry, flags, msg->size, data, tag);
 	}
 	entry->srx->owner_ops->free_entry(entry);
 	ack_if_asked(msg, pulled ? EIO : 0);
@@ -413,9 +402,8 @@ static uint32_t handle_inline(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	fi_addr_t src;
 	int ret;
 
-	if (!xshm_av_sender_allowed(ep, cmd->src_ep_id))
+	if (!xshm_av_sender_src(ep, cmd->src_ep_id, &src))
 		return 1;
-	src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
 	ret = get_entry(ep, cmd, src, &entry);
 	if (ret || entry->count != 1 || entry->iov[0].iov_len < cmd->msg_size) {
 		payload.piece[0] = data;
@@ -425,9 +413,9 @@ static uint32_t handle_inline(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	}
 	memcpy(entry->iov[0].iov_base, data, cmd->msg_size);
 	flags = comp_flags(cmd->op, cmd->flags, entry);
-	report_received(ep, entry, flags, cmd->msg_size,
-			flags & FI_REMOTE_CQ_DATA ? cmd->cq_data : 0,
-			cmd->op == XSHM_OP_TAGGED ? cmd->tag : 0);
+	xshm_report_rx_entry(ep, entry, flags, cmd->msg_size,
+			     flags & FI_REMOTE_CQ_DATA ? cmd->cq_data : 0,
+			     cmd->op == XSHM_OP_TAGGED ? cmd->tag : 0);
 	entry->srx->owner_ops->free_entry(entry);
 	if ((cmd->flags & XSHM_CMD_ACK) && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, 0);

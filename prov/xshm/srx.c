@@ -113,35 +113,58 @@ static struct xshm_rx_entry *carve(struct xshm_srx *srx,
 	return entry;
 }
 
-static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
-		     fi_addr_t addr, size_t size, uint64_t tag,
-		     struct fi_peer_rx_entry **entry_out)
+static void fill_entry(struct xshm_rx_entry *entry, bool tagged,
+		       fi_addr_t addr, size_t size, uint64_t tag)
 {
-	struct xshm_srx *srx = to_srx(peer_srx);
-	struct xshm_rx_entry *entry;
+	entry->peer.addr = addr;
+	entry->peer.size = size;
+	entry->peer.tag = tag;
+	entry->peer.flags = (entry->peer.flags & (FI_COMPLETION | FI_MULTI_RECV)) |
+			    FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+}
+
+/*
+ * get_entry when no plain receive matches: a multi-receive piece or a new
+ * entry.  Kept out of line so that the common case saves no registers.
+ */
+static __attribute__((noinline))
+int get_other_entry(struct xshm_srx *srx, struct xshm_rx_entry *entry,
+			   bool tagged, fi_addr_t addr, size_t size,
+			   uint64_t tag, struct fi_peer_rx_entry **entry_out)
+{
 	int ret = 0;
 
-	entry = find_posted(tagged ? &srx->posted_tag : &srx->posted_msg,
-			    tagged, addr, tag);
-	if (entry && entry->multi_recv) {
+	if (entry) {
 		entry = carve(srx, entry, size, NULL);
 		if (!entry)
 			return -FI_ENOMEM;
-	} else if (entry) {
-		unpost(srx, entry);
 	} else {
 		entry = entry_alloc(srx);
 		if (!entry)
 			return -FI_ENOMEM;
 		ret = -FI_ENOENT;
 	}
-	entry->peer.addr = addr;
-	entry->peer.size = size;
-	entry->peer.tag = tag;
-	entry->peer.flags = (entry->peer.flags & (FI_COMPLETION | FI_MULTI_RECV)) |
-			    FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	fill_entry(entry, tagged, addr, size, tag);
 	*entry_out = &entry->peer;
 	return ret;
+}
+
+static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
+		     fi_addr_t addr, size_t size, uint64_t tag,
+		     struct fi_peer_rx_entry **entry_out)
+{
+	struct xshm_srx *srx = to_srx(peer_srx);
+	struct xshm_rx_entry *entry;
+
+	entry = find_posted(tagged ? &srx->posted_tag : &srx->posted_msg,
+			    tagged, addr, tag);
+	if (!entry || entry->multi_recv)
+		return get_other_entry(srx, entry, tagged, addr, size, tag,
+				       entry_out);
+	unpost(srx, entry);
+	fill_entry(entry, tagged, addr, size, tag);
+	*entry_out = &entry->peer;
+	return 0;
 }
 
 static int xshm_srx_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
