@@ -756,8 +756,13 @@ static ssize_t check_recv(const struct xshm_ep *ep,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (xshm_check_iov(recv->iov, recv->count, ep->rx_iov_limit))
+	if (recv->count == 1 && recv->iov && ep->rx_iov_limit) {
+		/* xshm_check_iov's verdict on the usual single buffer */
+		if (recv->iov[0].iov_len && !recv->iov[0].iov_base)
+			return -FI_EINVAL;
+	} else if (xshm_check_iov(recv->iov, recv->count, ep->rx_iov_limit)) {
 		return -FI_EINVAL;
+	}
 	if (special == FI_DISCARD ||
 	    (special && (recv->flags & FI_MULTI_RECV)))
 		return -FI_EINVAL;
@@ -781,7 +786,7 @@ ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = check_recv(ep, &recv);
-	if (!ret)	/* into the space sources are reported in */
+	if (!ret && recv.src != FI_ADDR_UNSPEC)	/* as sources are reported */
 		ret = xshm_av_recv_src(ep, &recv.src, flags);
 	if (ret)
 		;
