@@ -479,10 +479,14 @@ bool xshm_av_sender_src(struct xshm_ep *ep, uint64_t sender_ep_id,
 		*src = xshm_av_lookup_ep_id(ep->av, sender_ep_id);
 		return true;
 	}
-	if (!sender->mapped || !xshm_region_is_open(&sender->region))
-		sender_refresh(sender);
-	if (!verdict(ep, sender))
-		return false;
+	/* The usual sender: still there, with this endpoint's key. */
+	if (!sender->mapped || sender->digest != ep->auth_digest ||
+	    !xshm_region_is_open(&sender->region)) {
+		if (!sender->mapped || !xshm_region_is_open(&sender->region))
+			sender_refresh(sender);
+		if (!verdict(ep, sender))
+			return false;
+	}
 	*src = sender_src(ep->av, sender);
 	return true;
 }

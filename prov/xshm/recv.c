@@ -251,8 +251,8 @@ static void drop_for_memory(struct xshm_rx_msg *local, int ret)
 	}
 }
 
-static int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-		     fi_addr_t src, struct fi_peer_rx_entry **entry)
+static inline int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			    fi_addr_t src, struct fi_peer_rx_entry **entry)
 {
 	struct fid_peer_srx *srx = ep->srx;
 
