@@ -29,6 +29,8 @@ struct xshm_sender {
 	bool mapped;
 	bool warned;
 	struct xshm_region region;
+	uint64_t src_gen;		/* av->gen src_index was found at */
+	ssize_t src_index;		/* in the table; -1: not in the AV */
 };
 
 struct xshm_av_senders {
@@ -302,14 +304,11 @@ static int senders_grow(struct xshm_av_senders *senders)
 	return 0;
 }
 
-static struct xshm_sender *sender_get(struct xshm_av *av, uint64_t ep_id)
+static struct xshm_sender *sender_add(struct xshm_av *av, uint64_t ep_id)
 {
 	struct xshm_av_senders *senders = av->senders;
 	struct xshm_sender *sender;
 
-	/* Messages come in runs from one sender: skip the hash for those. */
-	if (senders && senders->last && senders->last->ep_id == ep_id)
-		return senders->last;
 	if (!senders) {
 		senders = av->senders = calloc(1, sizeof(*senders));
 		if (!senders)
@@ -324,6 +323,17 @@ static struct xshm_sender *sender_get(struct xshm_av *av, uint64_t ep_id)
 	}
 	senders->last = sender;
 	return sender;
+}
+
+static inline struct xshm_sender *sender_get(struct xshm_av *av,
+					     uint64_t ep_id)
+{
+	struct xshm_av_senders *senders = av->senders;
+
+	/* Messages come in runs from one sender: skip the hash for those. */
+	if (senders && senders->last && senders->last->ep_id == ep_id)
+		return senders->last;
+	return sender_add(av, ep_id);
 }
 
 static void sender_refresh(struct xshm_sender *sender)
@@ -435,4 +445,48 @@ bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id)
 	if (!sender->mapped || !xshm_region_is_open(&sender->region))
 		sender_refresh(sender);
 	return verdict(ep, sender);
+}
+
+/* The sender's source address, found once per change of the table. */
+static fi_addr_t sender_src(struct xshm_av *av, struct xshm_sender *sender)
+{
+	xshm_av_catch_up(av);
+	if (sender->src_gen != av->gen) {
+		sender->src_index = xshm_av_find(av, sender->ep_id);
+		sender->src_gen = av->gen;
+	}
+	return sender->src_index < 0 ? FI_ADDR_NOTAVAIL :
+				       av->table[sender->src_index].src_id;
+}
+
+/*
+ * xshm_av_sender_allowed, then the source as xshm_av_lookup_ep_id finds
+ * it, in one look at the sender: what every incoming message asks.
+ */
+bool xshm_av_sender_src(struct xshm_ep *ep, uint64_t sender_ep_id,
+			fi_addr_t *src)
+{
+	struct xshm_sender *sender;
+
+	if (!ep->av || sender_ep_id == ep->addr.ep_id) {
+		*src = xshm_av_lookup_ep_id(ep->av, sender_ep_id);
+		return true;
+	}
+	sender = sender_get(ep->av, sender_ep_id);
+	if (!sender) {
+		if (ep->auth_digest)
+			return false;
+		*src = xshm_av_lookup_ep_id(ep->av, sender_ep_id);
+		return true;
+	}
+	/* The usual sender: still there, with this endpoint's key. */
+	if (!sender->mapped || sender->digest != ep->auth_digest ||
+	    !xshm_region_is_open(&sender->region)) {
+		if (!sender->mapped || !xshm_region_is_open(&sender->region))
+			sender_refresh(sender);
+		if (!verdict(ep, sender))
+			return false;
+	}
+	*src = sender_src(ep->av, sender);
+	return true;
 }

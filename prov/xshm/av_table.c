@@ -76,6 +76,7 @@ static int hash_rebuild(struct xshm_av *av)
 	av->hash_keys = keys;
 	av->hash_vals = vals;
 	av->hash_size = size;
+	av->gen++;
 	for (size_t i = 0; i < av->capacity; i++)
 		if (av->table[i].used)
 			hash_put(av, av->table[i].addr.ep_id, (uint32_t) i);
@@ -124,15 +125,23 @@ ssize_t xshm_av_find(struct xshm_av *av, uint64_t ep_id)
 	return slot < 0 ? -1 : (ssize_t) av->hash_vals[slot];
 }
 
+/*
+ * Every command is looked up, and they come in runs from one sender: the
+ * last answer holds until the table changes (av->gen).  The source itself
+ * is read from the entry, where user ids are set.
+ */
 fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id)
 {
-	ssize_t index;
-
 	if (!av)
 		return FI_ADDR_NOTAVAIL;
 	xshm_av_catch_up(av);
-	index = xshm_av_find(av, ep_id);
-	return index < 0 ? FI_ADDR_NOTAVAIL : av->table[index].src_id;
+	if (av->last_ep_id != ep_id || av->last_gen != av->gen) {
+		av->last_index = xshm_av_find(av, ep_id);
+		av->last_ep_id = ep_id;
+		av->last_gen = av->gen;
+	}
+	return av->last_index < 0 ? FI_ADDR_NOTAVAIL :
+				    av->table[av->last_index].src_id;
 }
 
 struct xshm_av_entry *xshm_av_entry_of(struct xshm_av *av, fi_addr_t fi_addr)
@@ -170,6 +179,7 @@ void xshm_av_entry_set(struct xshm_av *av, size_t index,
 		.src_id = xshm_av_default_src_id(av, index),
 	};
 	hash_put(av, addr->ep_id, (uint32_t) index);
+	av->gen++;
 }
 
 void xshm_av_entry_clear(struct xshm_av *av, size_t index)
@@ -179,6 +189,7 @@ void xshm_av_entry_clear(struct xshm_av *av, size_t index)
 	if (!entry->used)
 		return;
 	hash_remove(av, entry->addr.ep_id, index);
+	av->gen++;
 	if (entry->peer_mapped)
 		xshm_region_close(&entry->peer);
 	memset(entry, 0, sizeof(*entry));

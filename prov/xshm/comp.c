@@ -53,3 +53,14 @@ void xshm_report_rx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err)
 {
 	report_err(ep->rx_cq, ep->rx_cntr, err);
 }
+
+/* A message received into entry: the completion xshm_report_rx would make. */
+void xshm_report_rx_entry(struct xshm_ep *ep,
+			  const struct fi_peer_rx_entry *entry, uint64_t flags,
+			  size_t len, uint64_t data, uint64_t tag)
+{
+	report(ep->rx_cq, ep->rx_cntr, entry->context, flags, len,
+	       entry->count ? entry->iov[0].iov_base : NULL, data, tag,
+	       ep->caps & FI_SOURCE ? entry->addr : FI_ADDR_NOTAVAIL,
+	       !ep->rx_selective || (entry->flags & FI_COMPLETION));
+}

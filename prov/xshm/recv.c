@@ -53,17 +53,21 @@ static int pull_rts(struct xshm_rx_msg *msg, size_t len)
 			       msg->rts.iov_count, len);
 }
 
+static uint64_t comp_flags(uint8_t op, uint16_t cmd_flags,
+			   const struct fi_peer_rx_entry *entry)
+{
+	return FI_RECV | (op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG) |
+	       (cmd_flags & XSHM_CMD_REMOTE_CQ_DATA ? FI_REMOTE_CQ_DATA : 0) |
+	       (entry->flags & FI_MULTI_RECV);
+}
+
 /* Reports the received message and gives the entry back to its owner. */
 static void complete_msg(struct xshm_rx_msg *msg)
 {
 	struct xshm_ep *ep = msg->ep;
 	struct fi_peer_rx_entry *entry = msg->entry;
-	bool has_data = msg->cmd_flags & XSHM_CMD_REMOTE_CQ_DATA;
-	uint64_t flags = FI_RECV |
-			 (msg->op == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG) |
-			 (has_data ? FI_REMOTE_CQ_DATA : 0) |
-			 (msg->entry->flags & FI_MULTI_RECV);
-	uint64_t data = has_data ? msg->cq_data : 0;
+	uint64_t flags = comp_flags(msg->op, msg->cmd_flags, entry);
+	uint64_t data = flags & FI_REMOTE_CQ_DATA ? msg->cq_data : 0;
 	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
 	size_t capacity = entry_capacity(entry);
 	int pulled = msg->is_rts ?
@@ -87,10 +91,7 @@ static void complete_msg(struct xshm_rx_msg *msg)
 
 		xshm_report_rx_err(ep, &err);
 	} else {
-		xshm_report_rx(ep, entry->context, flags, msg->size,
-			       entry->count ? entry->iov[0].iov_base : NULL,
-			       data, tag, entry->addr,
-			       !ep->rx_selective || (entry->flags & FI_COMPLETION));
+		xshm_report_rx_entry(ep, entry, flags, msg->size, data, tag);
 	}
 	entry->srx->owner_ops->free_entry(entry);
 	ack_if_asked(msg, pulled ? EIO : 0);
@@ -250,8 +251,8 @@ static void drop_for_memory(struct xshm_rx_msg *local, int ret)
 	}
 }
 
-static int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-		     fi_addr_t src, struct fi_peer_rx_entry **entry)
+static inline int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			    fi_addr_t src, struct fi_peer_rx_entry **entry)
 {
 	struct fid_peer_srx *srx = ep->srx;
 
@@ -314,17 +315,13 @@ static void queue_unexpected(struct xshm_rx_msg *msg)
  * The first cell of a message: match it, then deliver or hold its data.
  * False when it matches nothing and no more may be held: the cell stays.
  */
-static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			 const struct rx_payload *payload)
+static bool match_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			const struct rx_payload *payload, fi_addr_t src,
+			struct fi_peer_rx_entry *entry, int ret)
 {
-	const void *data = payload->piece[0];
-	fi_addr_t src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
-	struct fi_peer_rx_entry *entry = NULL;
 	struct xshm_rx_msg local, *msg;
-	int ret;
 
-	init_msg(&local, ep, cmd, data, src);
-	ret = get_entry(ep, cmd, src, &entry);
+	init_msg(&local, ep, cmd, payload->piece[0], src);
 	if (ret == -FI_ENOENT && unexp_full(ep, cmd)) {
 		entry->srx->owner_ops->free_entry(entry);
 		return false;
@@ -370,6 +367,62 @@ static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		finish_arrival(msg);
 	}
 	return true;
+}
+
+static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			 const struct rx_payload *payload)
+{
+	fi_addr_t src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
+	struct fi_peer_rx_entry *entry = NULL;
+	int ret = get_entry(ep, cmd, src, &entry);
+
+	return match_first(ep, cmd, payload, src, entry, ret);
+}
+
+/* A whole message in its cell: the common small message, and a valid command. */
+static bool inline_whole(const struct xshm_cmd *cmd)
+{
+	if (cmd->op != XSHM_OP_MSG && cmd->op != XSHM_OP_TAGGED)
+		return false;
+	if (cmd->proto == XSHM_PROTO_SHORT)	/* whole by definition */
+		return cmd->chunk_len <= XSHM_SHORT_MAX;
+	return cmd->proto == XSHM_PROTO_INLINE &&
+	       cmd->chunk_len == cmd->msg_size &&
+	       cmd->msg_size <= XSHM_INLINE_MAX;
+}
+
+/*
+ * handle_first for an inline_whole command, straight to the receive buffer
+ * when one that holds it matches; anything else goes on through
+ * match_first.
+ */
+static uint32_t handle_inline(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			      const void *data)
+{
+	struct fi_peer_rx_entry *entry = NULL;
+	struct rx_payload payload;
+	uint64_t flags;
+	fi_addr_t src;
+	int ret;
+
+	if (!xshm_av_sender_src(ep, cmd->src_ep_id, &src))
+		return 1;
+	ret = get_entry(ep, cmd, src, &entry);
+	if (ret || entry->count != 1 || entry->iov[0].iov_len < cmd->msg_size) {
+		payload.piece[0] = data;
+		payload.len[0] = cmd->chunk_len;
+		payload.count = 1;
+		return match_first(ep, cmd, &payload, src, entry, ret) ? 1 : 0;
+	}
+	memcpy(entry->iov[0].iov_base, data, cmd->msg_size);
+	flags = comp_flags(cmd->op, cmd->flags, entry);
+	xshm_report_rx_entry(ep, entry, flags, cmd->msg_size,
+			     flags & FI_REMOTE_CQ_DATA ? cmd->cq_data : 0,
+			     cmd->op == XSHM_OP_TAGGED ? cmd->tag : 0);
+	entry->srx->owner_ops->free_entry(entry);
+	if ((cmd->flags & XSHM_CMD_ACK) && !ep->closing)
+		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, 0);
+	return 1;
 }
 
 /* The message from that sender whose chunks are still arriving. */
@@ -582,6 +635,10 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	struct xshm_rts rts;
 
 	read_cmd(&cmd, shared);
+	if (inline_whole(&cmd))
+		return handle_inline(ep, &cmd,
+				     cmd.proto == XSHM_PROTO_SHORT ?
+				     shared->short_data : shared->data);
 	if (cmd.proto == XSHM_PROTO_RTS)
 		memcpy(&rts, shared->data, sizeof(rts));
 	if (!cmd_valid(ep, &cmd) ||
@@ -725,8 +782,13 @@ static ssize_t check_recv(const struct xshm_ep *ep,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (xshm_check_iov(recv->iov, recv->count, ep->rx_iov_limit))
+	if (recv->count == 1 && recv->iov && ep->rx_iov_limit) {
+		/* xshm_check_iov's verdict on the usual single buffer */
+		if (recv->iov[0].iov_len && !recv->iov[0].iov_base)
+			return -FI_EINVAL;
+	} else if (xshm_check_iov(recv->iov, recv->count, ep->rx_iov_limit)) {
 		return -FI_EINVAL;
+	}
 	if (special == FI_DISCARD ||
 	    (special && (recv->flags & FI_MULTI_RECV)))
 		return -FI_EINVAL;
@@ -750,7 +812,7 @@ ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = check_recv(ep, &recv);
-	if (!ret)	/* into the space sources are reported in */
+	if (!ret && recv.src != FI_ADDR_UNSPEC)	/* as sources are reported */
 		ret = xshm_av_recv_src(ep, &recv.src, flags);
 	if (ret)
 		;

@@ -34,15 +34,24 @@ static bool addr_matches(fi_addr_t wanted, fi_addr_t from)
  * Entries are recycled through a free list: a receive is posted and freed
  * for every message, and malloc plus zeroing the iov arrays cost more than
  * the rest of the small-message path.  Only the fields before iov need
- * clearing; iov and desc are always written before they are read.
+ * setting; iov and desc are always written before they are read.
  */
-static struct xshm_rx_entry *entry_alloc(struct xshm_srx *srx)
+static struct xshm_rx_entry *entry_take(struct xshm_srx *srx)
 {
 	struct xshm_rx_entry *entry = srx->free_entries;
 
 	if (entry)
 		srx->free_entries = entry->next_free;
-	else if (!(entry = malloc(sizeof(*entry))))
+	else
+		entry = malloc(sizeof(*entry));
+	return entry;
+}
+
+static struct xshm_rx_entry *entry_alloc(struct xshm_srx *srx)
+{
+	struct xshm_rx_entry *entry = entry_take(srx);
+
+	if (!entry)
 		return NULL;
 	memset(entry, 0, offsetof(struct xshm_rx_entry, iov));
 	entry->peer.srx = &srx->peer_srx;
@@ -113,35 +122,58 @@ static struct xshm_rx_entry *carve(struct xshm_srx *srx,
 	return entry;
 }
 
-static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
-		     fi_addr_t addr, size_t size, uint64_t tag,
-		     struct fi_peer_rx_entry **entry_out)
+static void fill_entry(struct xshm_rx_entry *entry, bool tagged,
+		       fi_addr_t addr, size_t size, uint64_t tag)
 {
-	struct xshm_srx *srx = to_srx(peer_srx);
-	struct xshm_rx_entry *entry;
+	entry->peer.addr = addr;
+	entry->peer.size = size;
+	entry->peer.tag = tag;
+	entry->peer.flags = (entry->peer.flags & (FI_COMPLETION | FI_MULTI_RECV)) |
+			    FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+}
+
+/*
+ * get_entry when no plain receive matches: a multi-receive piece or a new
+ * entry.  Kept out of line so that the common case saves no registers.
+ */
+static __attribute__((noinline))
+int get_other_entry(struct xshm_srx *srx, struct xshm_rx_entry *entry,
+			   bool tagged, fi_addr_t addr, size_t size,
+			   uint64_t tag, struct fi_peer_rx_entry **entry_out)
+{
 	int ret = 0;
 
-	entry = find_posted(tagged ? &srx->posted_tag : &srx->posted_msg,
-			    tagged, addr, tag);
-	if (entry && entry->multi_recv) {
+	if (entry) {
 		entry = carve(srx, entry, size, NULL);
 		if (!entry)
 			return -FI_ENOMEM;
-	} else if (entry) {
-		unpost(srx, entry);
 	} else {
 		entry = entry_alloc(srx);
 		if (!entry)
 			return -FI_ENOMEM;
 		ret = -FI_ENOENT;
 	}
-	entry->peer.addr = addr;
-	entry->peer.size = size;
-	entry->peer.tag = tag;
-	entry->peer.flags = (entry->peer.flags & (FI_COMPLETION | FI_MULTI_RECV)) |
-			    FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	fill_entry(entry, tagged, addr, size, tag);
 	*entry_out = &entry->peer;
 	return ret;
+}
+
+static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
+		     fi_addr_t addr, size_t size, uint64_t tag,
+		     struct fi_peer_rx_entry **entry_out)
+{
+	struct xshm_srx *srx = to_srx(peer_srx);
+	struct xshm_rx_entry *entry;
+
+	entry = find_posted(tagged ? &srx->posted_tag : &srx->posted_msg,
+			    tagged, addr, tag);
+	if (!entry || entry->multi_recv)
+		return get_other_entry(srx, entry, tagged, addr, size, tag,
+				       entry_out);
+	unpost(srx, entry);
+	fill_entry(entry, tagged, addr, size, tag);
+	*entry_out = &entry->peer;
+	return 0;
 }
 
 static int xshm_srx_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
@@ -227,13 +259,24 @@ struct xshm_rx_entry *xshm_srx_find_unexpected(struct xshm_srx *srx,
 	return NULL;
 }
 
-void xshm_srx_set_buffers(struct xshm_rx_entry *entry,
-			  const struct xshm_recv_args *recv)
+/* Copies the receive's buffers into entry; returns their total size. */
+static size_t copy_buffers(struct xshm_rx_entry *entry,
+			   const struct xshm_recv_args *recv)
 {
+	size_t total = 0;
+
 	for (size_t i = 0; i < recv->count; i++) {
 		entry->iov[i] = recv->iov[i];
 		entry->desc[i] = recv->desc ? recv->desc[i] : NULL;
+		total += recv->iov[i].iov_len;
 	}
+	return total;
+}
+
+void xshm_srx_set_buffers(struct xshm_rx_entry *entry,
+			  const struct xshm_recv_args *recv)
+{
+	copy_buffers(entry, recv);
 	entry->peer.iov = entry->iov;
 	entry->peer.desc = entry->desc;
 	entry->peer.count = recv->count;
@@ -256,8 +299,12 @@ int xshm_srx_discard(struct xshm_srx *srx, struct xshm_rx_entry *entry)
 	       srx->peer_ops.discard_msg(&entry->peer);
 }
 
-/* Fills a new multi-receive buffer with held messages; true if used up. */
-static bool fill_multi_recv(struct xshm_srx *srx, struct xshm_rx_entry *parent,
+/*
+ * Fills a new multi-receive buffer with held messages; true if used up.
+ * Out of line: posting a plain receive then saves no registers for it.
+ */
+static __attribute__((noinline))
+bool fill_multi_recv(struct xshm_srx *srx, struct xshm_rx_entry *parent,
 			    const struct xshm_recv_args *recv)
 {
 	struct xshm_rx_entry *entry;
@@ -281,16 +328,27 @@ static ssize_t post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
 
 	if (srx->posted >= srx->max_posted)
 		return -FI_EAGAIN;
-	entry = entry_alloc(srx);
+	entry = entry_take(srx);
 	if (!entry)
 		return -FI_ENOMEM;
+	/* Field by field: a struct literal clears it all first. */
+	entry->peer.srx = &srx->peer_srx;
 	entry->peer.addr = recv->src;
+	entry->peer.size = copy_buffers(entry, recv);
 	entry->peer.tag = recv->tag;
+	entry->peer.cq_data = 0;
+	entry->peer.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG) |
+			    (recv->flags & FI_COMPLETION);
+	entry->peer.context = recv->context;
+	entry->peer.count = recv->count;
+	entry->peer.desc = entry->desc;
+	entry->peer.peer_context = NULL;
+	entry->peer.owner_context = NULL;
+	entry->peer.iov = entry->iov;
 	entry->ignore = recv->ignore;
-	entry->peer.size = xshm_iov_total(recv->iov, recv->count);
-	entry->peer.flags = FI_RECV | (recv->tagged ? FI_TAGGED : FI_MSG);
 	entry->multi_recv = recv->flags & FI_MULTI_RECV;
-	xshm_srx_set_buffers(entry, recv);
+	entry->multi_used = 0;
+	entry->next_free = NULL;
 	xshm_dlist_append(recv->tagged ? &srx->posted_tag : &srx->posted_msg,
 			  (struct xshm_dlist *) &entry->peer);
 	srx->posted++;
@@ -305,7 +363,8 @@ ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
 {
 	struct xshm_rx_entry *entry;
 
-	if (recv->flags & FI_MULTI_RECV)
+	if ((recv->flags & FI_MULTI_RECV) ||
+	    xshm_dlist_empty(recv->tagged ? &srx->unexp_tag : &srx->unexp_msg))
 		return post_new(srx, recv);
 	entry = xshm_srx_find_unexpected(srx, recv);
 	if (!entry)

@@ -249,6 +249,10 @@ struct xshm_av {
 	uint64_t *hash_keys;		/* ep_id -> index, open addressing */
 	uint32_t *hash_vals;
 	size_t hash_size;
+	uint64_t gen;			/* changes with every entry (av_table.c) */
+	uint64_t last_ep_id;		/* the last sender looked up, */
+	uint64_t last_gen;		/* ... at this gen, */
+	ssize_t last_index;		/* ... found there (-1: not in the AV) */
 	_Atomic int ref;
 };
 
@@ -264,6 +268,9 @@ int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t flags);
 /* Receiver-side isolation: false drops the sender's command. */
 bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id);
+/* Both of the above for one sender; *src is set when allowed. */
+bool xshm_av_sender_src(struct xshm_ep *ep, uint64_t sender_ep_id,
+			fi_addr_t *src);
 /* The digest of the endpoint's auth key (ep_attr, else domain_attr); 0: none. */
 int xshm_auth_info_digest(const struct fi_info *info, uint64_t *digest);
 /* FI_EVENT inserts (eq.c): an event or error entry raised by xshm itself. */
@@ -631,6 +638,10 @@ void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,
 		    size_t len, void *buf, uint64_t data, uint64_t tag,
 		    fi_addr_t src, bool cq_entry);
 void xshm_report_rx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err);
+/* A message received into entry, its buffers and context; selective aware. */
+void xshm_report_rx_entry(struct xshm_ep *ep,
+			  const struct fi_peer_rx_entry *entry, uint64_t flags,
+			  size_t len, uint64_t data, uint64_t tag);
 
 /* Common helpers */
 
