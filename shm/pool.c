@@ -289,6 +289,18 @@ int xshm_pool_free(const struct xshm_pool_ref *ref, uint32_t index,
 	return 0;
 }
 
+uint32_t xshm_pool_free_count(const struct xshm_pool_ref *ref)
+{
+	uint64_t head = atomic_load_explicit(&ref->freeq.ring->head,
+					     memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&ref->freeq.ring->tail,
+					     memory_order_relaxed);
+	uint64_t count = tail - head;
+
+	/* tail only grows, so it is at least the head read before it */
+	return count > ref->nbufs ? ref->nbufs : (uint32_t) count;
+}
+
 void *xshm_pool_buf(const struct xshm_pool_ref *ref, uint32_t index)
 {
 	if (index >= ref->nbufs)

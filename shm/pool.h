@@ -57,6 +57,9 @@ bool xshm_pool_owned_by(const struct xshm_pool_ref *ref, uint32_t index,
 int xshm_pool_free(const struct xshm_pool_ref *ref, uint32_t index,
 		   uint64_t owner);
 
+/* About how many buffers are free now (the queue moves under us). */
+uint32_t xshm_pool_free_count(const struct xshm_pool_ref *ref);
+
 /* The buffer, or NULL for an index out of range (untrusted input). */
 void *xshm_pool_buf(const struct xshm_pool_ref *ref, uint32_t index);
 

@@ -251,6 +251,8 @@ static int check_contents(struct xshm_region *region, uint64_t ep_id)
 	return attach_parts(region, ring_offset, pool_offset);
 }
 
+static _Atomic uint64_t last_mapping_id;
+
 int xshm_region_open(struct xshm_region *region, uint64_t ep_id)
 {
 	size_t size = 0;
@@ -276,6 +278,7 @@ int xshm_region_open(struct xshm_region *region, uint64_t ep_id)
 	ret = check_contents(region, ep_id);
 	if (ret)
 		goto unmap;
+	region->mapping_id = atomic_fetch_add(&last_mapping_id, 1) + 1;
 	return 0;
 
 unmap:

@@ -39,6 +39,7 @@ struct xshm_region {
 	struct xshm_ring_ref ring;
 	struct xshm_pool_ref pool;
 	struct xshm_cleanup_slot *cleanup;	/* owner: unlinked on signals */
+	uint64_t mapping_id;	/* unique to this mapping in this process */
 };
 
 void xshm_region_name(char *buf, size_t len, uint64_t ep_id);

@@ -108,11 +108,27 @@ int xshm_av_table_init(struct xshm_av *av, size_t count)
 	return table_grow(av, count);
 }
 
+/* Unmaps a peer's region, giving back the spare buffers eps hold in it. */
+static void unmap_peer(struct xshm_av *av, struct xshm_av_entry *entry)
+{
+	for (size_t i = 0; i < av->nr_eps; i++)
+		xshm_spare_release(av->eps[i], &entry->peer);
+	xshm_region_close(&entry->peer);
+	entry->peer_mapped = false;
+}
+
+void xshm_av_release_spares(struct xshm_av *av, struct xshm_ep *ep)
+{
+	for (size_t i = 0; i < av->capacity; i++)
+		if (av->table[i].peer_mapped)
+			xshm_spare_release(ep, &av->table[i].peer);
+}
+
 void xshm_av_table_fini(struct xshm_av *av)
 {
 	for (size_t i = 0; i < av->capacity; i++)
 		if (av->table[i].peer_mapped)
-			xshm_region_close(&av->table[i].peer);
+			unmap_peer(av, &av->table[i]);
 	free(av->table);
 	free(av->hash_keys);
 	free(av->hash_vals);
@@ -191,7 +207,7 @@ void xshm_av_entry_clear(struct xshm_av *av, size_t index)
 	hash_remove(av, entry->addr.ep_id, index);
 	av->gen++;
 	if (entry->peer_mapped)
-		xshm_region_close(&entry->peer);
+		unmap_peer(av, entry);
 	memset(entry, 0, sizeof(*entry));
 	if (index < av->lowest_free)
 		av->lowest_free = index;
@@ -232,10 +248,8 @@ int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 
 	if (!entry)
 		return -FI_EINVAL;
-	if (entry->peer_mapped && !xshm_region_is_open(&entry->peer)) {
-		xshm_region_close(&entry->peer);
-		entry->peer_mapped = false;
-	}
+	if (entry->peer_mapped && !xshm_region_is_open(&entry->peer))
+		unmap_peer(av, entry);
 	if (!entry->peer_mapped) {
 		ret = xshm_region_open(&entry->peer, entry->addr.ep_id);
 		if (ret == -EAGAIN)

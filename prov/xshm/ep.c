@@ -196,8 +196,10 @@ static int xshm_ep_close(struct fid *fid)
 	if (ep->rx_cq_obj && ep->rx_cq_obj != ep->tx_cq_obj)
 		xshm_cq_remove_ep(ep->rx_cq_obj, ep);
 	xshm_cntr_unbind_ep(ep);
-	if (ep->av)
+	if (ep->av) {
+		xshm_av_release_spares(ep->av, ep);
 		xshm_av_remove_ep(ep->av, ep);
+	}
 	if (ep->srx_import)
 		xshm_srx_import_unbind(ep->srx_import);
 	xshm_doorbell_close(&ep->doorbell);

@@ -48,6 +48,8 @@ void xshm_ep_progress(struct xshm_ep *ep)
 	idle = !xshm_ep_drain(ep, XSHM_RX_BUDGET);
 	if (idle) {
 		xshm_buf_return_flush(ep);
+		if (ep->spare_wanted)
+			xshm_spare_refill(ep);
 		sweep_when_due(ep);
 	}
 	/* The common poll: nothing in flight, nothing more to look at. */

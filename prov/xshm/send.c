@@ -130,7 +130,8 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	if (!is_inline) {
 		if (len > peer->pool.buf_size)
 			len = peer->pool.buf_size;
-		if (xshm_pool_alloc(&peer->pool, ep->addr.ep_id, &index))
+		if (!xshm_spare_take(ep, peer, &index) &&
+		    xshm_pool_alloc(&peer->pool, ep->addr.ep_id, &index))
 			return false;
 	}
 	cmd = xshm_ring_reserve(&peer->ring, &pos);
@@ -141,8 +142,11 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 		 (uint32_t) len);
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
-	if (publish(peer, op, cmd, pos, len))
+	if (publish(peer, op, cmd, pos, len)) {
+		if (!is_inline && op->total <= peer->pool.buf_size)
+			xshm_spare_want(ep, op->dest);
 		return true;
+	}
 give_back:
 	if (!is_inline)
 		xshm_pool_free(&peer->pool, index, ep->addr.ep_id);

@@ -46,6 +46,7 @@
 #define XSHM_MAX_MSG_SIZE	(1ULL << 30)
 #define XSHM_TX_SIZE		256
 #define XSHM_BUFS_DONE_MAX	16	/* bounce buffers freed per batch */
+#define XSHM_SPARES		8	/* spare bounce buffers an endpoint keeps */
 #define XSHM_RX_SIZE		256
 #define XSHM_ADDR_PREFIX	"fi_xshm://"
 /* "fi_xshm://" + 16 hex + "/" + 16 hex + NUL */
@@ -261,6 +262,8 @@ int xshm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 bool xshm_av_has(struct xshm_av *av, fi_addr_t fi_addr);
 int xshm_av_add_ep(struct xshm_av *av, struct xshm_ep *ep);
 void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep);
+/* Gives back the spare buffers ep holds in the AV's mapped peers (spare.c). */
+void xshm_av_release_spares(struct xshm_av *av, struct xshm_ep *ep);
 fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id);
 int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 		 struct xshm_av_entry **entry);
@@ -535,6 +538,13 @@ struct xshm_ep {
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
+	struct xshm_spare {		/* spare.c */
+		uint64_t mapping_id;	/* of the receiver's region */
+		uint32_t index;
+		bool held;
+	} spares[XSHM_SPARES];
+	bool spare_wanted;		/* for spare_dest, on the next idle poll */
+	fi_addr_t spare_dest;
 	struct xshm_buf_done {		/* buf_return.c */
 		uint32_t index;
 		uint64_t borrower;
@@ -598,6 +608,18 @@ fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
  * checks that receiver.  Dead peers' regions are retired (shm/liveness.h).
  */
 void xshm_liveness_progress(struct xshm_ep *ep, bool idle);
+
+/*
+ * A bounce buffer borrowed ahead for the next medium send to a peer
+ * (spare.c): take it; after a medium send, want one for dest, borrowed
+ * on the next idle poll (refill); give it back before the peer's region is
+ * unmapped or the endpoint closes.
+ */
+bool xshm_spare_take(struct xshm_ep *ep, const struct xshm_region *peer,
+		     uint32_t *index);
+void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest);
+void xshm_spare_refill(struct xshm_ep *ep);
+void xshm_spare_release(struct xshm_ep *ep, const struct xshm_region *peer);
 
 /* A bounce buffer the receive path is done with, freed in a batch (buf_return.c). */
 void xshm_buf_return(struct xshm_ep *ep, uint32_t index, uint64_t borrower);

@@ -241,6 +241,15 @@ static int xt_close_objects(struct xt_ep *x)
 	return rc;
 }
 
+uint64_t xt_ep_id(const struct xt_ep *x)
+{
+	unsigned long long node, ep_id;
+
+	XT_ASSERT(sscanf(x->name, "fi_xshm://%16llx/%16llx", &node, &ep_id) == 2,
+		  "name %s", x->name);
+	return ep_id;
+}
+
 void xt_close(struct xt_ep *x)
 {
 	XT_ASSERT_OK(xt_close_objects(x));

@@ -132,6 +132,8 @@ void xt_open(struct xt_ep *x, const struct xt_cfg *cfg);
 void xt_enable(struct xt_ep *x);
 /* Closes whatever is open, asserting every fi_close returns 0. */
 void xt_close(struct xt_ep *x);
+/* The endpoint id in x's name, which names its region. */
+uint64_t xt_ep_id(const struct xt_ep *x);
 
 size_t xt_tx_iov_limit(const struct xt_ep *x);
 size_t xt_rx_iov_limit(const struct xt_ep *x);

@@ -39,15 +39,6 @@ static void region_path(char *buf, size_t len, uint64_t ep_id)
 		 (unsigned long long) ep_id);
 }
 
-static uint64_t ep_id_of(const struct xt_ep *x)
-{
-	unsigned long long node, ep_id;
-
-	XT_ASSERT(sscanf(x->name, "fi_xshm://%16llx/%16llx", &node, &ep_id) == 2,
-		  "name %s", x->name);
-	return ep_id;
-}
-
 /* A copy of x's region, as it would be for endpoint id ep_id. */
 static struct image copy_region(const struct xt_ep *x, uint64_t ep_id)
 {
@@ -56,7 +47,7 @@ static struct image copy_region(const struct xt_ep *x, uint64_t ep_id)
 	struct stat st;
 	int fd;
 
-	region_path(path, sizeof(path), ep_id_of(x));
+	region_path(path, sizeof(path), xt_ep_id(x));
 	fd = open(path, O_RDONLY);
 	XT_ASSERT(fd >= 0 && fstat(fd, &st) == 0, "%s", path);
 	img.size = (size_t) st.st_size;

@@ -1,0 +1,78 @@
+/*
+ * Spare bounce buffers.  Borrowing a buffer from a receiver's pool costs
+ * two cache-line transfers (its free queue's cell and its owner word, both
+ * last written by the receiver), and a medium message waited for them
+ * before its copy could start.  So after a medium send the endpoint borrows
+ * the buffer for its next one to the same receiver, while the receiver is
+ * busy with this one, and keeps it here, one per slot.  It does so on
+ * its next poll that finds nothing to receive: a sender that streams
+ * polls busy and borrows as it sends, as before.
+ *
+ * A spare holds one of the receiver's buffers away from its other senders,
+ * so one is only taken while at least a quarter of the pool is free.  It
+ * goes back to the pool when the endpoint closes and when the receiver's
+ * region is unmapped from the AV; a spare whose region went away without
+ * that (the receiver died or closed) is forgotten: its pool is gone too.
+ */
+#include "xshm.h"
+
+static struct xshm_spare *slot_of(struct xshm_ep *ep,
+				  const struct xshm_region *peer)
+{
+	return &ep->spares[peer->mapping_id % XSHM_SPARES];
+}
+
+static bool holds_for(const struct xshm_spare *spare,
+		      const struct xshm_region *peer)
+{
+	return spare->held && spare->mapping_id == peer->mapping_id;
+}
+
+bool xshm_spare_take(struct xshm_ep *ep, const struct xshm_region *peer,
+		     uint32_t *index)
+{
+	struct xshm_spare *spare = slot_of(ep, peer);
+
+	if (!holds_for(spare, peer))
+		return false;
+	spare->held = false;
+	*index = spare->index;
+	return true;
+}
+
+void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest)
+{
+	ep->spare_wanted = true;
+	ep->spare_dest = dest;
+}
+
+static void refill(struct xshm_ep *ep, const struct xshm_region *peer)
+{
+	struct xshm_spare *spare = slot_of(ep, peer);
+
+	if (spare->held ||
+	    xshm_pool_free_count(&peer->pool) < peer->pool.nbufs / 4 ||
+	    xshm_pool_alloc(&peer->pool, ep->addr.ep_id, &spare->index))
+		return;
+	spare->mapping_id = peer->mapping_id;
+	spare->held = true;
+}
+
+void xshm_spare_refill(struct xshm_ep *ep)
+{
+	struct xshm_av_entry *entry;
+
+	ep->spare_wanted = false;
+	if (!xshm_av_peer(ep->av, ep->spare_dest, &entry))
+		refill(ep, &entry->peer);
+}
+
+void xshm_spare_release(struct xshm_ep *ep, const struct xshm_region *peer)
+{
+	struct xshm_spare *spare = slot_of(ep, peer);
+
+	if (!holds_for(spare, peer))
+		return;
+	xshm_pool_free(&peer->pool, spare->index, ep->addr.ep_id);
+	spare->held = false;
+}

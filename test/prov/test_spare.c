@@ -1,0 +1,147 @@
+/*
+ * Spare bounce buffers (prov/xshm/spare.c): after a medium send the sender
+ * borrows one buffer of the receiver's pool ahead, on its next idle poll,
+ * and gives it back when its endpoint closes or the receiver leaves its
+ * AV.  The receiver's pool is watched through its region: every buffer is
+ * free again at the end, none leaks.
+ */
+#include "harness.h"
+
+#include "shm/pool.h"
+#include "shm/region.h"
+
+#define TAG	0x5a4eULL
+#define MEDIUM	1024
+
+static struct xt_cfg cfg;
+
+struct pair {
+	struct xt_ep rx, tx;
+	fi_addr_t to_rx;
+	struct xshm_region rx_region;	/* the receiver's, mapped to watch */
+};
+
+static void pair_open(struct pair *p)
+{
+	cfg = xt_cfg_default();
+	xt_open(&p->rx, &cfg);
+	xt_open(&p->tx, &cfg);
+	p->to_rx = xt_av_insert(&p->tx, p->rx.name);
+	XT_ASSERT_RC(xshm_region_open(&p->rx_region, xt_ep_id(&p->rx)), 0);
+}
+
+static uint32_t free_buffers(const struct pair *p)
+{
+	return xshm_pool_free_count(&p->rx_region.pool);
+}
+
+/* Both sides poll until nothing more happens: refills and frees are done. */
+static void settle(struct pair *p)
+{
+	xt_expect_none(p->rx.rx, p->rx.tx, 50);
+	xt_expect_none(p->tx.tx, p->tx.rx, 50);
+	xt_expect_none(p->rx.rx, p->rx.tx, 50);
+}
+
+/* One medium message, received intact. */
+static void medium_message(struct pair *p, uint64_t seed)
+{
+	char *out = xt_alloc(MEDIUM), *in = xt_alloc(MEDIUM);
+	struct xt_comp c;
+
+	xt_fill(out, MEDIUM, seed, 0);
+	XT_POST(&p->rx, fi_trecv(p->rx.ep, in, MEDIUM, NULL, FI_ADDR_UNSPEC, TAG, 0, NULL));
+	XT_POST(&p->tx, fi_tsend(p->tx.ep, out, MEDIUM, NULL, p->to_rx, TAG, NULL));
+	xt_wait_tx(&p->tx, &c);
+	xt_wait_rx(&p->rx, &c);
+	XT_ASSERT(c.e.len == MEDIUM, "received %zu bytes", c.e.len);
+	XT_ASSERT_PATTERN(in, MEDIUM, seed, 0);
+	free(out);
+	free(in);
+}
+
+static void pair_close(struct pair *p)
+{
+	xshm_region_close(&p->rx_region);
+	xt_close(&p->tx);
+	xt_close(&p->rx);
+}
+
+START_TEST(a_medium_send_borrows_one_spare_and_close_gives_it_back)
+{
+	struct pair p;
+	uint32_t nbufs;
+
+	pair_open(&p);
+	nbufs = p.rx_region.pool.nbufs;
+	settle(&p);
+	XT_ASSERT(free_buffers(&p) == nbufs, "%u of %u free at first", free_buffers(&p),
+		  nbufs);
+	for (int i = 0; i < 3; i++) {
+		medium_message(&p, 40 + (uint64_t) i);
+		settle(&p);
+		XT_ASSERT(free_buffers(&p) == nbufs - 1, "after send %d: %u of %u free, "
+			  "expected all but the spare", i, free_buffers(&p), nbufs);
+	}
+	xt_close(&p.tx);
+	xt_expect_none(p.rx.rx, p.rx.tx, 50);
+	XT_ASSERT(free_buffers(&p) == nbufs, "after the sender closed: %u of %u free",
+		  free_buffers(&p), nbufs);
+	xshm_region_close(&p.rx_region);
+	xt_close(&p.rx);
+}
+END_TEST
+
+START_TEST(removing_the_receiver_from_the_av_gives_its_spare_back)
+{
+	struct pair p;
+	uint32_t nbufs;
+
+	pair_open(&p);
+	nbufs = p.rx_region.pool.nbufs;
+	for (int round = 0; round < 3; round++) {
+		medium_message(&p, 50 + (uint64_t) round);
+		settle(&p);
+		XT_ASSERT(free_buffers(&p) == nbufs - 1, "round %d: %u of %u free", round,
+			  free_buffers(&p), nbufs);
+		XT_ASSERT_RC(fi_av_remove(p.tx.av, &p.to_rx, 1, 0), 0);
+		settle(&p);
+		XT_ASSERT(free_buffers(&p) == nbufs, "round %d, removed: %u of %u free",
+			  round, free_buffers(&p), nbufs);
+		p.to_rx = xt_av_insert(&p.tx, p.rx.name);
+	}
+	pair_close(&p);
+}
+END_TEST
+
+START_TEST(small_sends_borrow_no_spare)
+{
+	struct pair p;
+	char small[64] = { 0 };
+	struct xt_comp c;
+
+	pair_open(&p);
+	XT_POST(&p.rx, fi_trecv(p.rx.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, TAG,
+				0, NULL));
+	XT_POST(&p.tx, fi_tsend(p.tx.ep, small, sizeof(small), NULL, p.to_rx, TAG, NULL));
+	xt_wait_tx(&p.tx, &c);
+	xt_wait_rx(&p.rx, &c);
+	settle(&p);
+	XT_ASSERT(free_buffers(&p) == p.rx_region.pool.nbufs, "%u of %u free",
+		  free_buffers(&p), p.rx_region.pool.nbufs);
+	pair_close(&p);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("spare");
+	TCase *tc = tcase_create("spare");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_medium_send_borrows_one_spare_and_close_gives_it_back);
+	tcase_add_test(tc, removing_the_receiver_from_the_av_gives_its_spare_back);
+	tcase_add_test(tc, small_sends_borrow_no_spare);
+	suite_add_tcase(s, tc);
+	return xt_run_suite(s);
+}
