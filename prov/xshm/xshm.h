@@ -56,9 +56,9 @@
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 /*
- * Measured default: a run of two cells beats a bounce buffer (0.99 against
- * 1.15 of shm's latency at 193 B, 1.08 against 1.16 at 300 B), longer runs
- * lose to it (1.24 against 1.19 at 656 B, 1.8 against 1.0 at 4 KiB).
+ * Measured default: a run of two cells beats a bounce buffer (latency 0.63
+ * at 512 B and 0.73 at 960 B of the bounce buffer's, streaming 0.97-1.38),
+ * a run of three loses to it (latency 1.03-1.26 from 961 B to 1448 B).
  */
 #define XSHM_CELLS_THRESHOLD	(XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD)
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
