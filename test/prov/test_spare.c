@@ -7,6 +7,8 @@
  */
 #include "harness.h"
 
+#include <stdlib.h>
+
 #include "shm/pool.h"
 #include "shm/region.h"
 
