@@ -1,6 +1,7 @@
 /* Scatter-gather helpers shared by the send and receive paths. */
 #include <string.h>
 
+#include "shm/copy.h"
 #include "xshm.h"
 
 size_t xshm_iov_total(const struct iovec *iov, size_t count)
@@ -27,9 +28,9 @@ static size_t iov_copy(const struct iovec *iov, size_t count, size_t offset,
 		char *base = (char *) iov[0].iov_base + offset;
 
 		if (to_iov)
-			memcpy(base, buf, len);
+			xshm_copy(base, buf, len);
 		else
-			memcpy(buf, base, len);
+			xshm_copy(buf, base, len);
 		return len;
 	}
 	for (size_t i = 0; i < count && done < len; i++) {
@@ -44,9 +45,9 @@ static size_t iov_copy(const struct iovec *iov, size_t count, size_t offset,
 		if (n > len - done)
 			n = len - done;
 		if (to_iov)
-			memcpy(base + offset, buf + done, n);
+			xshm_copy(base + offset, buf + done, n);
 		else
-			memcpy(buf + done, base + offset, n);
+			xshm_copy(buf + done, base + offset, n);
 		done += n;
 		offset = 0;
 	}

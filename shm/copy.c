@@ -1,0 +1,68 @@
+/* See copy.h for why this is not just memcpy. */
+#include <stdatomic.h>
+#include <string.h>
+
+#ifdef __x86_64__
+#include <immintrin.h>
+#endif
+
+#include "copy.h"
+
+#ifdef __x86_64__
+/* 64 bytes a step, unaligned loads and stores; memcpy does the tail. */
+static void copy_loop_sse2(unsigned char *dst, const unsigned char *src,
+			   size_t len)
+{
+	for (; len >= 64; len -= 64, dst += 64, src += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *) src);
+		__m128i b = _mm_loadu_si128((const __m128i *) (src + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *) (src + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *) (src + 48));
+
+		_mm_storeu_si128((__m128i *) dst, a);
+		_mm_storeu_si128((__m128i *) (dst + 16), b);
+		_mm_storeu_si128((__m128i *) (dst + 32), c);
+		_mm_storeu_si128((__m128i *) (dst + 48), d);
+	}
+	memcpy(dst, src, len);
+}
+
+__attribute__((target("avx2")))
+static void copy_loop_avx2(unsigned char *dst, const unsigned char *src,
+			   size_t len)
+{
+	for (; len >= 64; len -= 64, dst += 64, src += 64) {
+		__m256i a = _mm256_loadu_si256((const __m256i *) src);
+		__m256i b = _mm256_loadu_si256((const __m256i *) (src + 32));
+
+		_mm256_storeu_si256((__m256i *) dst, a);
+		_mm256_storeu_si256((__m256i *) (dst + 32), b);
+	}
+	memcpy(dst, src, len);
+}
+
+void xshm_copy(void *dst, const void *src, size_t len)
+{
+	static _Atomic int has_avx2 = -1;	/* -1: not asked yet */
+	int avx2;
+
+	if (len < XSHM_COPY_LOOP_MIN || len > XSHM_COPY_LOOP_MAX) {
+		memcpy(dst, src, len);
+		return;
+	}
+	avx2 = atomic_load_explicit(&has_avx2, memory_order_relaxed);
+	if (avx2 < 0) {		/* racing first calls agree on the answer */
+		avx2 = __builtin_cpu_supports("avx2");
+		atomic_store_explicit(&has_avx2, avx2, memory_order_relaxed);
+	}
+	if (avx2)
+		copy_loop_avx2(dst, src, len);
+	else
+		copy_loop_sse2(dst, src, len);
+}
+#else
+void xshm_copy(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+}
+#endif
