@@ -56,11 +56,12 @@
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 /*
- * Measured default: a run of two cells beats a bounce buffer (latency 0.63
- * at 512 B and 0.73 at 960 B of the bounce buffer's, streaming 0.97-1.38),
- * a run of three loses to it (latency 1.03-1.26 from 961 B to 1448 B).
+ * Measured default: off.  With a spare bounce buffer ready (spare.c) and
+ * the vector copy (shm/copy.h), a bounce buffer beats a run of two cells:
+ * latency 0.70-0.90 of the run's from 512 to 935 B (equal at 473 B),
+ * streaming 1.01-1.25 (0.85 at 473 B).
  */
-#define XSHM_CELLS_THRESHOLD	(XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD)
+#define XSHM_CELLS_THRESHOLD	0
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 
