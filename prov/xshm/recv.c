@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm/copy.h"
 #include "xshm.h"
 
 static size_t entry_capacity(const struct fi_peer_rx_entry *entry)
@@ -379,25 +380,44 @@ static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return match_first(ep, cmd, payload, src, entry, ret);
 }
 
-/* A whole message in its cell: the common small message, and a valid command. */
-static bool inline_whole(const struct xshm_cmd *cmd)
+/*
+ * Where a whole message's payload is, when it is the common kind: a
+ * message in its cell, or in one bounce buffer its sender holds (a valid
+ * command, checked as cmd_valid and the ownership check would).  NULL for
+ * every other command.
+ */
+static const void *whole_payload(const struct xshm_ep *ep,
+				 const struct xshm_cmd *cmd,
+				 const struct xshm_cmd *shared)
 {
+	const struct xshm_pool_ref *pool = &ep->region.pool;
+
 	if (cmd->op != XSHM_OP_MSG && cmd->op != XSHM_OP_TAGGED)
-		return false;
-	if (cmd->proto == XSHM_PROTO_SHORT)	/* whole by definition */
-		return cmd->chunk_len <= XSHM_SHORT_MAX;
-	return cmd->proto == XSHM_PROTO_INLINE &&
-	       cmd->chunk_len == cmd->msg_size &&
-	       cmd->msg_size <= XSHM_INLINE_MAX;
+		return NULL;
+	switch (cmd->proto) {
+	case XSHM_PROTO_SHORT:	/* whole by definition */
+		return cmd->chunk_len <= XSHM_SHORT_MAX ? shared->short_data :
+							   NULL;
+	case XSHM_PROTO_INLINE:
+		return cmd->chunk_len == cmd->msg_size &&
+		       cmd->msg_size <= XSHM_INLINE_MAX ? shared->data : NULL;
+	case XSHM_PROTO_BUF:
+		return cmd->chunk_len == cmd->msg_size &&
+		       cmd->msg_size <= pool->buf_size &&
+		       xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id) ?
+		       xshm_pool_buf(pool, cmd->buf_index) : NULL;
+	default:
+		return NULL;
+	}
 }
 
 /*
- * handle_first for an inline_whole command, straight to the receive buffer
- * when one that holds it matches; anything else goes on through
- * match_first.
+ * handle_first for a whole message (whole_payload), straight to the
+ * receive buffer when one that holds it matches; anything else goes on
+ * through match_first.
  */
-static uint32_t handle_inline(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			      const void *data)
+static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			     const void *data)
 {
 	struct fi_peer_rx_entry *entry = NULL;
 	struct rx_payload payload;
@@ -414,7 +434,7 @@ static uint32_t handle_inline(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		payload.count = 1;
 		return match_first(ep, cmd, &payload, src, entry, ret) ? 1 : 0;
 	}
-	memcpy(entry->iov[0].iov_base, data, cmd->msg_size);
+	xshm_copy(entry->iov[0].iov_base, data, cmd->msg_size);
 	flags = comp_flags(cmd->op, cmd->flags, entry);
 	xshm_report_rx_entry(ep, entry, flags, cmd->msg_size,
 			     flags & FI_REMOTE_CQ_DATA ? cmd->cq_data : 0,
@@ -630,15 +650,20 @@ static void read_cmd(struct xshm_cmd *cmd, const struct xshm_cmd *shared)
  */
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 {
+	const void *whole;
 	struct rx_payload payload;
 	struct xshm_cmd cmd;
 	struct xshm_rts rts;
 
 	read_cmd(&cmd, shared);
-	if (inline_whole(&cmd))
-		return handle_inline(ep, &cmd,
-				     cmd.proto == XSHM_PROTO_SHORT ?
-				     shared->short_data : shared->data);
+	whole = whole_payload(ep, &cmd, shared);
+	if (whole) {
+		uint32_t cells = handle_whole(ep, &cmd, whole);
+
+		if (cells && cmd.proto == XSHM_PROTO_BUF)
+			xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);
+		return cells;
+	}
 	if (cmd.proto == XSHM_PROTO_RTS)
 		memcpy(&rts, shared->data, sizeof(rts));
 	if (!cmd_valid(ep, &cmd) ||

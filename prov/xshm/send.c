@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "shm/copy.h"
 #include "xshm.h"
 
 /* The command header of one of op's cells. */
@@ -380,82 +381,113 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	}
 }
 
-/* The payload of a one-cell message, copied from the sender's iov. */
+/* The payload of a whole message, copied from the sender's iov. */
 static void copy_payload(void *dst, const struct iovec *iov, size_t count,
 			 size_t total)
 {
 	if (count > 1)
 		xshm_iov_copy_from(dst, iov, count, 0, total);
 	else if (total)
-		memcpy(dst, iov[0].iov_base, total);
+		xshm_copy(dst, iov[0].iov_base, total);
 }
 
-/* The header of a one-cell message; returns where its payload goes. */
-static void *fill_one_cell(struct xshm_cmd *cmd, const struct xshm_ep *ep,
-			   uint8_t kind, size_t total, uint64_t tag,
-			   uint64_t data, uint64_t flags)
+/* The largest message one cell carries with these send flags. */
+static size_t one_cell_max(uint64_t flags)
+{
+	return (flags & FI_REMOTE_CQ_DATA) ? XSHM_INLINE_MAX : XSHM_SHORT_MAX;
+}
+
+/*
+ * The header of a whole message, in its cell or in bounce buffer index
+ * (in_cell false); returns where the payload goes.
+ */
+static void *fill_whole(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+			const struct xshm_region *peer, bool in_cell,
+			uint32_t index, uint8_t kind, size_t total,
+			uint64_t tag, uint64_t data, uint64_t flags)
 {
 	cmd->op = kind;
 	cmd->chunk_len = (uint32_t) total;
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = tag;
-	if (!(flags & FI_REMOTE_CQ_DATA) && total <= XSHM_SHORT_MAX) {
+	if (in_cell && !(flags & FI_REMOTE_CQ_DATA)) {
 		cmd->proto = XSHM_PROTO_SHORT;
 		cmd->flags = 0;
 		return cmd->short_data;
 	}
-	cmd->proto = XSHM_PROTO_INLINE;
+	cmd->proto = in_cell ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF;
 	cmd->flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
 	cmd->cq_data = data;
 	cmd->msg_size = total;
-	cmd->buf_index = 0;
+	cmd->buf_index = index;
 	cmd->ack_id = 0;
-	return cmd->data;
+	return in_cell ? cmd->data : xshm_pool_buf(&peer->pool, index);
+}
+
+/* The peer took nothing: its ring or pool is full, or it is dead. */
+static ssize_t no_room(struct xshm_ep *ep, struct xshm_av_entry *peer)
+{
+	return xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
+						   -FI_EAGAIN;
 }
 
 /*
- * The common small send, whole in one cell, with nothing queued before it
- * and no ack to wait for: no xshm_tx_op is built.  0 when pushed, else
- * why not, as xshm_send returns it.
+ * The common send, whole in one cell or one bounce buffer, with nothing
+ * queued before it and no ack to wait for: no xshm_tx_op is built.  0 when
+ * pushed, else why not, as xshm_send returns it.
  */
-static ssize_t send_inline(struct xshm_ep *ep, struct xshm_av_entry *peer,
-			   uint8_t kind, const struct iovec *iov, size_t count,
-			   size_t total, uint64_t tag, uint64_t data,
-			   void *context, uint64_t flags)
+static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
+			  uint8_t kind, const struct iovec *iov, size_t count,
+			  size_t total, fi_addr_t dest, uint64_t tag,
+			  uint64_t data, void *context, uint64_t flags)
 {
 	struct xshm_region *region = &peer->peer;
+	bool in_cell = total <= one_cell_max(flags);
+	uint32_t index = 0;
+	struct xshm_cmd *cmd;
 	uint64_t pos;
-	struct xshm_cmd *cmd = xshm_ring_reserve(&region->ring, &pos);
 
+	if (!in_cell && !xshm_spare_take(ep, region, &index) &&
+	    xshm_pool_alloc(&region->pool, ep->addr.ep_id, &index))
+		return no_room(ep, peer);
+	cmd = xshm_ring_reserve(&region->ring, &pos);
 	if (!cmd)
-		return xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
-							   -FI_EAGAIN;
-	copy_payload(fill_one_cell(cmd, ep, kind, total, tag, data, flags),
-		     iov, count, total);
+		goto give_back;
+	copy_payload(fill_whole(cmd, ep, region, in_cell, index, kind, total,
+				tag, data, flags), iov, count, total);
 	if (xshm_ring_commit(&region->ring, cmd, pos))
-		return -FI_EAGAIN;	/* skipped as stalled: not sent */
+		goto give_back;		/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);
+	if (!in_cell)
+		xshm_spare_want(ep, dest);
 	xshm_report_tx(ep, context,
 		       FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
 		       flags & FI_COMPLETION);
 	return 0;
+give_back:
+	if (!in_cell)
+		xshm_pool_free(&region->pool, index, ep->addr.ep_id);
+	return no_room(ep, peer);
 }
 
-static bool takes_inline_path(const struct xshm_ep *ep, size_t total,
-			      uint64_t flags)
+static bool takes_whole_path(const struct xshm_ep *ep,
+			     const struct xshm_region *peer, size_t total,
+			     uint64_t flags)
 {
-	size_t one_cell = (flags & FI_REMOTE_CQ_DATA) ? XSHM_INLINE_MAX :
-							XSHM_SHORT_MAX;
+	bool fits = total <= one_cell_max(flags) ||
+		    (total > xshm_params.cells_threshold &&
+		     total <= peer->pool.buf_size &&
+		     total <= xshm_params.scopy_threshold);
 
-	return total <= one_cell && xshm_dlist_empty(&ep->tx_queue) &&
+	return fits && xshm_dlist_empty(&ep->tx_queue) &&
 	       !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
 	       !((flags & FI_FENCE) && !xshm_dlist_empty(&ep->tx_wait_ack));
 }
 
 /*
- * Everything but the inline path: the message becomes a tx_op, pushed now
- * or queued.  Out of line so that xshm_send's small path does not pay for
- * this one's stack frame.
+ * Everything but the whole-message path: the message becomes a tx_op,
+ * pushed now or queued.  Out of line so that xshm_send's common path does
+ * not pay for this one's stack frame.
  */
 static __attribute__((noinline)) ssize_t
 send_op(struct xshm_ep *ep, struct xshm_av_entry *peer, uint8_t kind,
@@ -491,9 +523,9 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = xshm_av_peer(ep->av, dest, &peer);
-	if (!ret && takes_inline_path(ep, total, flags))
-		ret = send_inline(ep, peer, kind, iov, count, total, tag, data,
-				  context, flags);
+	if (!ret && takes_whole_path(ep, &peer->peer, total, flags))
+		ret = send_whole(ep, peer, kind, iov, count, total, dest, tag,
+				 data, context, flags);
 	else if (!ret)
 		ret = send_op(ep, peer, kind, iov, count, total, dest, tag,
 			      data, context, flags);
