@@ -57,9 +57,9 @@
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 /*
  * Measured default: off.  With a spare bounce buffer ready (spare.c) and
- * the vector copy (shm/copy.h), a bounce buffer beats a run of two cells:
- * latency 0.70-0.90 of the run's from 512 to 935 B (equal at 473 B),
- * streaming 1.01-1.25 (0.85 at 473 B).
+ * the vector copy (shm/copy.h), a run of two 1 KiB cells has 1.09-1.28
+ * times a bounce buffer's latency from 985 to 1968 B, though 1.28-1.32
+ * its streaming bandwidth (0.98 at 1 KiB); latency is what xshm is after.
  */
 #define XSHM_CELLS_THRESHOLD	0
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
