@@ -1,10 +1,12 @@
 /*
  * The send path.  A message is pushed into the receiver's ring as one cell
- * carrying the data (up to XSHM_INLINE_MAX bytes) or naming a bounce buffer
+ * carrying the data (up to XSHM_SHORT_MAX bytes) or naming a bounce buffer
  * borrowed from the receiver's pool, followed by XSHM_OP_CHUNK cells for
- * the rest of a large message.  Sends that cannot be pushed at once wait in
- * ep->tx_queue, in posting order, so that each receiver sees one sender's
- * messages, and their chunks, in order.
+ * the rest of a large message.  The common case, a whole message in one
+ * cell or one buffer with nothing queued and no ack, goes straight through
+ * send_whole; everything else becomes a struct xshm_tx_op.  Sends that
+ * cannot be pushed at once wait in ep->tx_queue, in posting order, so that
+ * each receiver sees one sender's messages, and their chunks, in order.
  */
 #include <stdlib.h>
 #include <string.h>
