@@ -133,8 +133,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	if (!is_inline) {
 		if (len > peer->pool.buf_size)
 			len = peer->pool.buf_size;
-		if (!xshm_spare_take(ep, peer, &index) &&
-		    xshm_pool_alloc(&peer->pool, ep->addr.ep_id, &index))
+		if (xshm_spare_borrow(ep, peer, &index))
 			return false;
 	}
 	cmd = xshm_ring_reserve(&peer->ring, &pos);
@@ -449,8 +448,7 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	struct xshm_cmd *cmd;
 	uint64_t pos;
 
-	if (!in_cell && !xshm_spare_take(ep, region, &index) &&
-	    xshm_pool_alloc(&region->pool, ep->addr.ep_id, &index))
+	if (!in_cell && xshm_spare_borrow(ep, region, &index))
 		return no_room(ep, peer);
 	cmd = xshm_ring_reserve(&region->ring, &pos);
 	if (!cmd)
@@ -508,8 +506,7 @@ send_op(struct xshm_ep *ep, struct xshm_av_entry *peer, uint8_t kind,
 	if (push_op(ep, &peer->peer, &op))
 		return finish_op(ep, &op, false);
 	if (!op.started && total <= XSHM_BUF_SIZE)
-		return xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
-							   -FI_EAGAIN;
+		return no_room(ep, peer);
 	return queue_op(ep, &op);
 }
 

@@ -28,16 +28,16 @@ static bool holds_for(const struct xshm_spare *spare,
 	return spare->held && spare->mapping_id == peer->mapping_id;
 }
 
-bool xshm_spare_take(struct xshm_ep *ep, const struct xshm_region *peer,
-		     uint32_t *index)
+int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
+		      uint32_t *index)
 {
 	struct xshm_spare *spare = slot_of(ep, peer);
 
 	if (!holds_for(spare, peer))
-		return false;
+		return xshm_pool_alloc(&peer->pool, ep->addr.ep_id, index);
 	spare->held = false;
 	*index = spare->index;
-	return true;
+	return 0;
 }
 
 void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest)

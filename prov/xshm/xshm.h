@@ -611,13 +611,14 @@ fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry);
 void xshm_liveness_progress(struct xshm_ep *ep, bool idle);
 
 /*
- * A bounce buffer borrowed ahead for the next medium send to a peer
- * (spare.c): take it; after a medium send, want one for dest, borrowed
- * on the next idle poll (refill); give it back before the peer's region is
- * unmapped or the endpoint closes.
+ * Bounce buffers of a peer's pool for sends (spare.c): borrow one, the
+ * spare held for the peer if any, else from the pool (0, or the pool's
+ * error); after a medium send, want a spare for dest, borrowed on the next
+ * idle poll (refill); give it back before the peer's region is unmapped or
+ * the endpoint closes.
  */
-bool xshm_spare_take(struct xshm_ep *ep, const struct xshm_region *peer,
-		     uint32_t *index);
+int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
+		      uint32_t *index);
 void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest);
 void xshm_spare_refill(struct xshm_ep *ep);
 void xshm_spare_release(struct xshm_ep *ep, const struct xshm_region *peer);
