@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shm/copy.h"
 #include "xshm.h"
 
 static size_t entry_capacity(const struct fi_peer_rx_entry *entry)
@@ -807,13 +806,8 @@ static ssize_t check_recv(const struct xshm_ep *ep,
 
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (recv->count == 1 && recv->iov && ep->rx_iov_limit) {
-		/* xshm_check_iov's verdict on the usual single buffer */
-		if (recv->iov[0].iov_len && !recv->iov[0].iov_base)
-			return -FI_EINVAL;
-	} else if (xshm_check_iov(recv->iov, recv->count, ep->rx_iov_limit)) {
+	if (xshm_check_iov(recv->iov, recv->count, ep->rx_iov_limit))
 		return -FI_EINVAL;
-	}
 	if (special == FI_DISCARD ||
 	    (special && (recv->flags & FI_MULTI_RECV)))
 		return -FI_EINVAL;

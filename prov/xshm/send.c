@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shm/copy.h"
 #include "xshm.h"
 
 /* The command header of one of op's cells. */
@@ -321,15 +320,9 @@ static ssize_t check_send(const struct xshm_ep *ep, const struct iovec *iov,
 {
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
-	if (count == 1 && iov) {	/* fi_tsend and fi_send, without walks */
-		if (iov[0].iov_len && !iov[0].iov_base)
-			return -FI_EINVAL;
-		*total = iov[0].iov_len;
-	} else if (xshm_check_iov(iov, count, ep->tx_iov_limit)) {
+	if (xshm_check_iov(iov, count, ep->tx_iov_limit))
 		return -FI_EINVAL;
-	} else {
-		*total = xshm_iov_total(iov, count);
-	}
+	*total = xshm_iov_total(iov, count);
 	if (*total > XSHM_MAX_MSG_SIZE)
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && *total > XSHM_INJECT_SIZE)
@@ -380,16 +373,6 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 			ep->next_ack_id = 1;
 		op->ack_id = ep->next_ack_id;
 	}
-}
-
-/* The payload of a whole message, copied from the sender's iov. */
-static void copy_payload(void *dst, const struct iovec *iov, size_t count,
-			 size_t total)
-{
-	if (count > 1)
-		xshm_iov_copy_from(dst, iov, count, 0, total);
-	else if (total)
-		xshm_copy(dst, iov[0].iov_base, total);
 }
 
 /* The largest message one cell carries with these send flags. */
@@ -453,8 +436,9 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	cmd = xshm_ring_reserve(&region->ring, &pos);
 	if (!cmd)
 		goto give_back;
-	copy_payload(fill_whole(cmd, ep, region, in_cell, index, kind, total,
-				tag, data, flags), iov, count, total);
+	xshm_iov_copy_from(fill_whole(cmd, ep, region, in_cell, index, kind,
+				      total, tag, data, flags),
+			   iov, count, 0, total);
 	if (xshm_ring_commit(&region->ring, cmd, pos))
 		goto give_back;		/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);
