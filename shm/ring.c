@@ -36,11 +36,6 @@ static_assert(offsetof(struct xshm_index_cell, claim) ==
 
 enum claim_kind { CLAIM_PUSH, CLAIM_TAKE_POP };
 
-static unsigned char *cell_at(const struct xshm_ring_ref *ref, uint64_t pos)
-{
-	return ref->ring->cells + (pos & ref->mask) * ref->cell_size;
-}
-
 static _Atomic uint64_t *seq_of(void *cell)
 {
 	return &((struct xshm_cell_seq *) cell)->seq;
@@ -130,7 +125,7 @@ static void *advance(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
 	uint64_t pos = atomic_load_explicit(counter, memory_order_relaxed);
 
 	for (;;) {
-		unsigned char *cell = cell_at(ref, pos);
+		unsigned char *cell = xshm_ring_cell(ref, pos);
 		uint64_t seq = atomic_load_explicit(seq_of(cell),
 						    memory_order_acquire);
 		int64_t diff = (int64_t) (seq - (pos + ready_offset));
@@ -206,16 +201,11 @@ void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
 	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
 }
 
-void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos)
-{
-	return cell_at(ref, pos);
-}
-
 /* Whether the n cells from pos are free in pos's lap; -1: pos is stale. */
 static int run_free(const struct xshm_ring_ref *ref, uint64_t pos, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t seq = atomic_load_explicit(seq_of(cell_at(ref, pos + i)),
+		uint64_t seq = atomic_load_explicit(seq_of(xshm_ring_cell(ref, pos + i)),
 						    memory_order_acquire);
 		int64_t diff = (int64_t) (seq - (pos + i));
 
@@ -237,15 +227,15 @@ static bool claim_run(const struct xshm_ring_ref *ref, uint64_t at, uint32_t n)
 	bool whole = true;
 
 	for (uint32_t i = 0; i < n; i++)
-		store_claim(cell_at(ref, at + i), at + i, CLAIM_PUSH);
+		store_claim(xshm_ring_cell(ref, at + i), at + i, CLAIM_PUSH);
 	for (uint32_t i = 0; i < n; i++)
-		if (atomic_load_explicit(seq_of(cell_at(ref, at + i)),
+		if (atomic_load_explicit(seq_of(xshm_ring_cell(ref, at + i)),
 					 memory_order_relaxed) != at + i)
 			whole = false;
 	if (whole)
 		return true;
 	for (uint32_t i = 0; i < n; i++) {
-		unsigned char *cell = cell_at(ref, at + i);
+		unsigned char *cell = xshm_ring_cell(ref, at + i);
 
 		memset(cell + sizeof(struct xshm_cell_seq), 0,
 		       ref->cell_size - sizeof(struct xshm_cell_seq));
@@ -292,7 +282,7 @@ void *xshm_ring_peek_at(const struct xshm_ring_ref *ref, uint32_t i)
 {
 	uint64_t pos = atomic_load_explicit(&ref->ring->head,
 					    memory_order_relaxed) + i;
-	unsigned char *cell = cell_at(ref, pos);
+	unsigned char *cell = xshm_ring_cell(ref, pos);
 	uint64_t seq = atomic_load_explicit(seq_of(cell), memory_order_acquire);
 
 	return seq == pos + 1 ? cell : NULL;
@@ -305,7 +295,7 @@ void xshm_ring_release_n(const struct xshm_ring_ref *ref, uint32_t n)
 
 	atomic_store_explicit(&ref->ring->head, head + n, memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++)
-		atomic_store_explicit(seq_of(cell_at(ref, head + i)),
+		atomic_store_explicit(seq_of(xshm_ring_cell(ref, head + i)),
 				      head + i + ref->mask + 1,
 				      memory_order_release);
 }
@@ -407,7 +397,7 @@ int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
 	struct xshm_ring *ring = ref->ring;
 	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-	unsigned char *cell = cell_at(ref, head);
+	unsigned char *cell = xshm_ring_cell(ref, head);
 
 	if ((int64_t) (tail - head) <= 0 ||
 	    atomic_load_explicit(seq_of(cell), memory_order_acquire) != head) {
@@ -434,7 +424,7 @@ int xshm_ring_reap_stalled_pop(const struct xshm_ring_ref *ref,
 	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
 	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
 	uint64_t pos = tail - (ref->mask + 1);
-	unsigned char *cell = cell_at(ref, tail);
+	unsigned char *cell = xshm_ring_cell(ref, tail);
 
 	if (!payload_fits(ref, len))
 		return -EINVAL;

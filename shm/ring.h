@@ -70,7 +70,12 @@ int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
  */
 void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
 				uint64_t pos);
-void *xshm_ring_cell(const struct xshm_ring_ref *ref, uint64_t pos);
+/* The cell of position pos (any lap). */
+static inline void *xshm_ring_cell(const struct xshm_ring_ref *ref,
+				   uint64_t pos)
+{
+	return ref->ring->cells + (pos & ref->mask) * ref->cell_size;
+}
 
 /*
  * Consumer side (one thread at a time).  peek is inline: an idle endpoint
@@ -81,10 +86,8 @@ static inline void *xshm_ring_peek(const struct xshm_ring_ref *ref)
 {
 	uint64_t head = atomic_load_explicit(&ref->ring->head,
 					     memory_order_relaxed);
-	unsigned char *cell = ref->ring->cells + (head & ref->mask) *
-			      ref->cell_size;
-	uint64_t seq = atomic_load_explicit(&((struct xshm_cell_seq *) cell)->seq,
-					    memory_order_acquire);
+	struct xshm_cell_seq *cell = xshm_ring_cell(ref, head);
+	uint64_t seq = atomic_load_explicit(&cell->seq, memory_order_acquire);
 
 	return seq == head + 1 ? cell : NULL;
 }
