@@ -433,18 +433,37 @@ void xshm_av_sender_recheck(struct xshm_av *av, uint64_t ep_id)
 		xshm_region_retire(region, owner);
 }
 
-bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id)
+/*
+ * Whether ep takes messages from sender_ep_id; *out is its slot in the
+ * senders' cache, or NULL for ep itself, an endpoint without AV, or no
+ * memory for the slot.
+ */
+static inline bool admits(struct xshm_ep *ep, uint64_t sender_ep_id,
+			  struct xshm_sender **out)
 {
 	struct xshm_sender *sender;
 
+	*out = NULL;
 	if (!ep->av || sender_ep_id == ep->addr.ep_id)
 		return true;
 	sender = sender_get(ep->av, sender_ep_id);
 	if (!sender)
 		return !ep->auth_digest;
+	*out = sender;
+	/* The usual sender: still there, with this endpoint's key. */
+	if (sender->mapped && sender->digest == ep->auth_digest &&
+	    xshm_region_is_open(&sender->region))
+		return true;
 	if (!sender->mapped || !xshm_region_is_open(&sender->region))
 		sender_refresh(sender);
 	return verdict(ep, sender);
+}
+
+bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id)
+{
+	struct xshm_sender *sender;
+
+	return admits(ep, sender_ep_id, &sender);
 }
 
 /* The sender's source address, found once per change of the table. */
@@ -468,25 +487,9 @@ bool xshm_av_sender_src(struct xshm_ep *ep, uint64_t sender_ep_id,
 {
 	struct xshm_sender *sender;
 
-	if (!ep->av || sender_ep_id == ep->addr.ep_id) {
-		*src = xshm_av_lookup_ep_id(ep->av, sender_ep_id);
-		return true;
-	}
-	sender = sender_get(ep->av, sender_ep_id);
-	if (!sender) {
-		if (ep->auth_digest)
-			return false;
-		*src = xshm_av_lookup_ep_id(ep->av, sender_ep_id);
-		return true;
-	}
-	/* The usual sender: still there, with this endpoint's key. */
-	if (!sender->mapped || sender->digest != ep->auth_digest ||
-	    !xshm_region_is_open(&sender->region)) {
-		if (!sender->mapped || !xshm_region_is_open(&sender->region))
-			sender_refresh(sender);
-		if (!verdict(ep, sender))
-			return false;
-	}
-	*src = sender_src(ep->av, sender);
+	if (!admits(ep, sender_ep_id, &sender))
+		return false;
+	*src = sender ? sender_src(ep->av, sender) :
+			xshm_av_lookup_ep_id(ep->av, sender_ep_id);
 	return true;
 }
