@@ -400,7 +400,8 @@ static bool reclaim_entry(int dirfd, const char *name)
 	return stale && unlink_if_same(dirfd, name, &st);
 }
 
-int xshm_region_reclaim_stale(void)
+int xshm_shm_files_reclaim(const char *kind,
+			   bool (*reclaim)(int dirfd, const char *name))
 {
 	char prefix[32];
 	struct dirent *entry;
@@ -408,7 +409,7 @@ int xshm_region_reclaim_stale(void)
 	int removed = 0;
 	DIR *dir;
 
-	prefix_len = (size_t) snprintf(prefix, sizeof(prefix), "xshm-%u-",
+	prefix_len = (size_t) snprintf(prefix, sizeof(prefix), "%s-%u-", kind,
 				       (unsigned) geteuid());
 	dir = opendir(SHM_DIR);
 	if (!dir)
@@ -416,9 +417,14 @@ int xshm_region_reclaim_stale(void)
 	while ((entry = readdir(dir)) != NULL) {
 		if (strncmp(entry->d_name, prefix, prefix_len) != 0)
 			continue;
-		if (reclaim_entry(dirfd(dir), entry->d_name))
+		if (reclaim(dirfd(dir), entry->d_name))
 			removed++;
 	}
 	closedir(dir);
 	return removed;
+}
+
+int xshm_region_reclaim_stale(void)
+{
+	return xshm_shm_files_reclaim("xshm", reclaim_entry);
 }

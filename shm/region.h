@@ -79,4 +79,12 @@ bool xshm_region_gone(uint64_t ep_id);
  */
 int xshm_region_reclaim_stale(void);
 
+/*
+ * Calls reclaim(dirfd, name) on every file of /dev/shm whose name starts
+ * with "<kind>-<this user's uid>-", and returns how many of those calls
+ * returned true.  The stale-file sweeps of regions and named AVs.
+ */
+int xshm_shm_files_reclaim(const char *kind,
+			   bool (*reclaim)(int dirfd, const char *name));
+
 #endif

@@ -6,7 +6,6 @@
  * the file whenever its generation moved.  The file is another process's
  * memory: whatever is read from it is checked before it is used.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -549,25 +548,17 @@ static bool reclaim_file(const char *path)
 	return gone;
 }
 
+/* xshm_shm_files_reclaim callback: shm_open names are "/" + the file's. */
+static bool reclaim_entry(int dirfd, const char *name)
+{
+	char path[NAME_MAX + 2];
+
+	(void) dirfd;
+	snprintf(path, sizeof(path), "/%s", name);
+	return reclaim_file(path);
+}
+
 int xshm_av_shared_reclaim_stale(void)
 {
-	char prefix[32], path[NAME_MAX + 2];
-	struct dirent *entry;
-	size_t prefix_len;
-	int removed = 0;
-	DIR *dir;
-
-	prefix_len = (size_t) snprintf(prefix, sizeof(prefix), "xshm-av-%u-",
-				       (unsigned) geteuid());
-	dir = opendir("/dev/shm");
-	if (!dir)
-		return 0;
-	while ((entry = readdir(dir)) != NULL) {
-		if (strncmp(entry->d_name, prefix, prefix_len) != 0)
-			continue;
-		snprintf(path, sizeof(path), "/%s", entry->d_name);
-		removed += reclaim_file(path);
-	}
-	closedir(dir);
-	return removed;
+	return xshm_shm_files_reclaim("xshm-av", reclaim_entry);
 }
