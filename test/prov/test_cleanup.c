@@ -140,6 +140,14 @@ static void sweep_by_fabric_open(void)
 	xt_close(&x);
 }
 
+/* The child's two files outlived it, and the next fi_fabric removes them. */
+static void expect_left_then_swept(pid_t child)
+{
+	XT_ASSERT(files_of(child) == 2, "files left: %d", files_of(child));
+	sweep_by_fabric_open();
+	XT_ASSERT(files_of(child) == 0, "files left: %d", files_of(child));
+}
+
 START_TEST(sigterm_removes_region)
 {
 	pid_t child = spawn_child(PLAIN);
@@ -164,9 +172,7 @@ START_TEST(sigkill_files_removed_by_next_open)
 	status = kill_and_reap(child, SIGKILL);
 	XT_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
 		  "status %#x", status);
-	XT_ASSERT(files_of(child) == 2, "files left: %d", files_of(child));
-	sweep_by_fabric_open();
-	XT_ASSERT(files_of(child) == 0, "files left: %d", files_of(child));
+	expect_left_then_swept(child);
 }
 END_TEST
 
@@ -177,9 +183,7 @@ START_TEST(application_handler_kept)
 
 	XT_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == APP_EXIT,
 		  "the application's handler did not run (status %#x)", status);
-	XT_ASSERT(files_of(child) == 2, "files left: %d", files_of(child));
-	sweep_by_fabric_open();
-	XT_ASSERT(files_of(child) == 0, "files left: %d", files_of(child));
+	expect_left_then_swept(child);
 }
 END_TEST
 
@@ -190,9 +194,7 @@ START_TEST(handlers_disabled_by_parameter)
 
 	XT_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
 		  "status %#x", status);
-	XT_ASSERT(files_of(child) == 2, "files left: %d", files_of(child));
-	sweep_by_fabric_open();
-	XT_ASSERT(files_of(child) == 0, "files left: %d", files_of(child));
+	expect_left_then_swept(child);
 }
 END_TEST
 
