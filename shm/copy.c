@@ -1,5 +1,4 @@
 /* See copy.h for why this is not just memcpy. */
-#include <stdatomic.h>
 #include <string.h>
 
 #ifdef __x86_64__
@@ -43,19 +42,12 @@ static void copy_loop_avx2(unsigned char *dst, const unsigned char *src,
 
 void xshm_copy(void *dst, const void *src, size_t len)
 {
-	static _Atomic int has_avx2 = -1;	/* -1: not asked yet */
-	int avx2;
-
 	if (len < XSHM_COPY_LOOP_MIN || len > XSHM_COPY_LOOP_MAX) {
 		memcpy(dst, src, len);
 		return;
 	}
-	avx2 = atomic_load_explicit(&has_avx2, memory_order_relaxed);
-	if (avx2 < 0) {		/* racing first calls agree on the answer */
-		avx2 = __builtin_cpu_supports("avx2");
-		atomic_store_explicit(&has_avx2, avx2, memory_order_relaxed);
-	}
-	if (avx2)
+	/* libgcc's start-up code has read the CPU's features: one load */
+	if (__builtin_cpu_supports("avx2"))
 		copy_loop_avx2(dst, src, len);
 	else
 		copy_loop_sse2(dst, src, len);
