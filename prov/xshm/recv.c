@@ -379,11 +379,13 @@ static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return match_first(ep, cmd, payload, src, entry, ret);
 }
 
+static inline bool cmd_valid(const struct xshm_ep *ep,
+			     const struct xshm_cmd *cmd);
+
 /*
- * Where a whole message's payload is, when it is the common kind: a
- * message in its cell, or in one bounce buffer its sender holds (a valid
- * command, checked as cmd_valid and the ownership check would).  NULL for
- * every other command.
+ * Where a whole message's payload is, when it is the common kind: a valid
+ * message in its cell, or in one bounce buffer its sender holds.  NULL for
+ * every other command, which the general path handles.
  */
 static const void *whole_payload(const struct xshm_ep *ep,
 				 const struct xshm_cmd *cmd,
@@ -391,19 +393,16 @@ static const void *whole_payload(const struct xshm_ep *ep,
 {
 	const struct xshm_pool_ref *pool = &ep->region.pool;
 
-	if (cmd->op != XSHM_OP_MSG && cmd->op != XSHM_OP_TAGGED)
+	if ((cmd->op != XSHM_OP_MSG && cmd->op != XSHM_OP_TAGGED) ||
+	    cmd->chunk_len != cmd->msg_size || !cmd_valid(ep, cmd))
 		return NULL;
 	switch (cmd->proto) {
-	case XSHM_PROTO_SHORT:	/* whole by definition */
-		return cmd->chunk_len <= XSHM_SHORT_MAX ? shared->short_data :
-							   NULL;
+	case XSHM_PROTO_SHORT:
+		return shared->short_data;
 	case XSHM_PROTO_INLINE:
-		return cmd->chunk_len == cmd->msg_size &&
-		       cmd->msg_size <= XSHM_INLINE_MAX ? shared->data : NULL;
+		return shared->data;
 	case XSHM_PROTO_BUF:
-		return cmd->chunk_len == cmd->msg_size &&
-		       cmd->msg_size <= pool->buf_size &&
-		       xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id) ?
+		return xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id) ?
 		       xshm_pool_buf(pool, cmd->buf_index) : NULL;
 	default:
 		return NULL;
@@ -539,7 +538,8 @@ static bool rts_valid(const struct xshm_cmd *cmd, const struct xshm_rts *rts)
 }
 
 /* Every field of a cell written by a peer is checked before use. */
-static bool cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
+static inline bool cmd_valid(const struct xshm_ep *ep,
+			     const struct xshm_cmd *cmd)
 {
 	if (cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_ABORT)
 		return cmd->proto == XSHM_PROTO_INLINE && !cmd->chunk_len &&
@@ -615,9 +615,6 @@ static bool locate_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	case XSHM_PROTO_CELLS:
 		payload->piece[0] = shared->data;
 		return gather_cells(ep, cmd, payload);
-	case XSHM_PROTO_SHORT:
-		payload->piece[0] = shared->short_data;
-		return true;
 	default:
 		payload->piece[0] = shared->data;
 		return true;
