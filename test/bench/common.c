@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -176,6 +177,7 @@ bool bench_opt(struct bench_opts *o, int c, const char *arg)
 	case 'S': o->settle_ms = (int)bench_number(arg, 0); return true;
 	case 'a': o->mean = true; return true;
 	case 'b': o->bind = true; return true;
+	case 'H': o->huge = true; return true;
 	}
 	return false;
 }
@@ -351,6 +353,27 @@ static void exchange_addresses(struct bench *b, struct bench_ctx *c)
 }
 
 /* Pins rank r to the (r mod n)-th of the n CPUs this process may use. */
+/*
+ * With huge, 2 MiB-aligned and advised onto transparent huge pages: what a
+ * process gets from malloc where THP is 'always'.  The page size decides
+ * the cost of a CMA copy, which pins every page it touches.
+ */
+static void *message_buffer(size_t size, bool huge)
+{
+	size_t huge_page = (size_t) 2 << 20;
+	void *buf = NULL;
+
+	if (!huge)
+		buf = malloc(size);
+	else if (posix_memalign(&buf, huge_page, size))
+		buf = NULL;
+	if (!buf)
+		bench_die("cannot allocate a %zu-byte buffer", size);
+	if (huge && madvise(buf, size, MADV_HUGEPAGE))
+		bench_die("madvise(MADV_HUGEPAGE): %s", strerror(errno));
+	return buf;
+}
+
 static void bind_cpu(int rank)
 {
 	cpu_set_t allowed, one;
@@ -415,10 +438,8 @@ void bench_start(struct bench *b, const char *name, const struct bench_opts *o, 
 	if (o->bind)
 		bind_cpu(b->rank);
 	b->bufsize = max;
-	b->tx = malloc(max);
-	b->rx = malloc(max);
-	if (!b->tx || !b->rx)
-		bench_die("cannot allocate %zu-byte buffers", max);
+	b->tx = message_buffer(max, o->huge);
+	b->rx = message_buffer(max, o->huge);
 	memset(b->tx, 'a' + b->rank % 26, max);
 	memset(b->rx, 0, max);
 	for (int p = 0; p < b->nprov; p++)

@@ -79,7 +79,7 @@ struct bench {
 	struct bench_shm_maps own_maps;		/* and their mappings */
 };
 
-/* Common command line: -p, -s, -i, -r, -w, -t, -S, -y, -a, -b. */
+/* Common command line: -p, -s, -i, -r, -w, -t, -S, -y, -a, -b, -H. */
 struct bench_opts {
 	const char *provs[BENCH_MAX_PROVS];
 	int nprov;
@@ -93,10 +93,11 @@ struct bench_opts {
 	int settle_ms;		/* run before measuring, unreported */
 	bool mean;		/* -a */
 	bool bind;		/* -b */
+	bool huge;		/* -H */
 };
 
 /* getopt string of the options bench_opt handles */
-#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:ab"
+#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:abH"
 #define BENCH_OPTHELP \
 	"  -p prov[,prov...]  providers, measured alternately (default xshm)\n" \
 	"  -s sizes           e.g. 8,200,4K or 1:4M (powers of two), or both\n" \
@@ -107,6 +108,8 @@ struct bench_opts {
 	"  -a                 average over the whole point (default: from the median\n" \
 	"                     time of blocks of 8 round trips, or of windows)\n" \
 	"  -b                 bind rank r to the (r mod n)-th of the n usable CPUs\n" \
+	"  -H                 message buffers on transparent huge pages, as on\n" \
+	"                     systems whose THP setting is 'always'\n" \
 	"  -S ms              run unmeasured first, to settle (default 300)\n" \
 	"  -y                 yield the CPU when a poll finds nothing (default: only\n" \
 	"                     with more processes than cores)\n" \

@@ -111,6 +111,8 @@ def bench_argv(args, bench, provs):
         argv.append("-a")
     if args.bind and bench != "incast":
         argv.append("-b")
+    if args.huge:
+        argv.append("-H")
     if bench in ("latency", "bandwidth") and args.sizes:
         argv += ["-s", args.sizes]
     if bench == "incast":
@@ -306,6 +308,9 @@ def main():
     ap.add_argument("--no-bind", dest="bind", action="store_false",
                     help="do not bind the two processes of latency, bandwidth and "
                     "msgrate to different CPUs")
+    ap.add_argument("-H", "--huge-pages", dest="huge", action="store_true",
+                    help="message buffers on transparent huge pages (as where THP "
+                    "is 'always'); the single-copy protocol's cost depends on it")
     ap.add_argument("--timeout", type=int, default=300,
                     help="seconds before one program run counts as hung (default 300)")
     args = ap.parse_args()
