@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	7
+#define XSHM_LAYOUT_VERSION	8
 #define XSHM_NAME_MAX		48
 
 /*
@@ -77,15 +77,19 @@ struct xshm_ring {
 };
 
 /*
- * Every ring cell starts with its sequence number and a claim: whoever takes
- * the cell stores its pid and the cell's position there first (ring.c), so
- * that the region owner can tell a cell held by a dead process from one
- * still being written.
+ * Every ring cell starts with its sequence number and ends with a claim:
+ * whoever takes the cell stores its pid and the cell's position there first
+ * (ring.c), so that the region owner can tell a cell held by a dead process
+ * from one still being written.  The claim sits in the cell's last 8 bytes,
+ * away from the header: a small message's first cache line then has room
+ * for 32 payload bytes, and the claim's line, which only the sender writes,
+ * stays in the sender's cache.
  */
 struct xshm_cell_seq {
 	_Atomic uint64_t seq;
-	_Atomic uint64_t claim;
 };
+
+#define XSHM_CELL_CLAIM_SIZE	8	/* the claim word, a cell's last bytes */
 
 /* Command ops. */
 enum {
@@ -113,13 +117,13 @@ enum {
 /*
  * A command cell as a sender writes it.  XSHM_PROTO_SHORT, the common small
  * message (whole, without remote CQ data or ack), ends its header after
- * tag: its payload starts at short_data, so that up to 24 bytes travel in
+ * tag: its payload starts at short_data, so that up to 32 bytes travel in
  * the cell's first cache line with the header, one line transfer instead
  * of two.  Its msg_size is chunk_len; it has no cq_data, buffer or ack.
+ * The cell's last XSHM_CELL_CLAIM_SIZE bytes are the ring's, as is seq.
  */
 struct xshm_cmd {
-	_Atomic uint64_t seq;	/* ring sequence and claim: owned by ring.c */
-	_Atomic uint64_t claim;
+	_Atomic uint64_t seq;	/* ring sequence: owned by ring.c */
 	uint8_t op;
 	uint8_t proto;
 	uint16_t flags;
@@ -137,9 +141,11 @@ struct xshm_cmd {
 };
 
 #define XSHM_CMD_HDR_SIZE	offsetof(struct xshm_cmd, data)
-#define XSHM_INLINE_MAX		(XSHM_CELL_SIZE - XSHM_CMD_HDR_SIZE)
+#define XSHM_INLINE_MAX		(XSHM_CELL_SIZE - XSHM_CMD_HDR_SIZE - \
+				 XSHM_CELL_CLAIM_SIZE)
 #define XSHM_SHORT_HDR_SIZE	offsetof(struct xshm_cmd, short_data)
-#define XSHM_SHORT_MAX		(XSHM_CELL_SIZE - XSHM_SHORT_HDR_SIZE)
+#define XSHM_SHORT_MAX		(XSHM_CELL_SIZE - XSHM_SHORT_HDR_SIZE - \
+				 XSHM_CELL_CLAIM_SIZE)
 
 /*
  * XSHM_PROTO_CELLS: a message too big for one cell but small enough that a
@@ -150,14 +156,14 @@ struct xshm_cmd {
  * first cell was skipped) says XSHM_OP_CONT and is dropped.
  */
 struct xshm_cont_cell {
-	_Atomic uint64_t seq;	/* ring sequence and claim: owned by ring.c */
-	_Atomic uint64_t claim;
+	_Atomic uint64_t seq;	/* ring sequence: owned by ring.c */
 	uint8_t op;		/* XSHM_OP_CONT */
 	uint8_t reserved[7];
 	unsigned char data[];
 };
 
-#define XSHM_CELL_PAYLOAD	(XSHM_CELL_SIZE - offsetof(struct xshm_cont_cell, data))
+#define XSHM_CELL_PAYLOAD	(XSHM_CELL_SIZE - offsetof(struct xshm_cont_cell, data) - \
+				 XSHM_CELL_CLAIM_SIZE)
 #define XSHM_CELLS_MSG_MAX	4096
 #define XSHM_CELLS_MAX		(1 + (XSHM_CELLS_MSG_MAX - XSHM_INLINE_MAX + \
 				      XSHM_CELL_PAYLOAD - 1) / XSHM_CELL_PAYLOAD)
@@ -182,9 +188,9 @@ struct xshm_rts {
 /* Free-index queue cell of the pool. */
 struct xshm_index_cell {
 	_Atomic uint64_t seq;
-	_Atomic uint64_t claim;
 	uint32_t index;
 	uint32_t reserved;
+	_Atomic uint64_t claim;	/* the ring's, as is seq */
 };
 
 /*
@@ -203,11 +209,11 @@ struct xshm_pool {
 #define XSHM_POOL_PENDING	UINT64_MAX
 
 static_assert(sizeof(struct xshm_region_hdr) == 96, "region header layout");
-static_assert(sizeof(struct xshm_cell_seq) == 16, "cell sequence and claim");
-static_assert(sizeof(struct xshm_cmd) == 64, "command header layout");
+static_assert(sizeof(struct xshm_cell_seq) == 8, "cell sequence");
+static_assert(sizeof(struct xshm_cmd) == 56, "command header layout");
 static_assert(XSHM_INLINE_MAX == 960, "inline payload");
-static_assert(XSHM_SHORT_HDR_SIZE == 40 && XSHM_SHORT_MAX == 984,
-	      "short payload: 24 bytes in the header's cache line");
+static_assert(XSHM_SHORT_HDR_SIZE == 32 && XSHM_SHORT_MAX == 984,
+	      "short payload: 32 bytes in the header's cache line");
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
 static_assert(XSHM_CELLS_MAX <= XSHM_RING_CELLS / 4, "cells fit one claim");
@@ -215,7 +221,10 @@ static_assert(offsetof(struct xshm_cont_cell, op) == offsetof(struct xshm_cmd, o
 	      "a continuation cell reads as a command with op XSHM_OP_CONT");
 static_assert(offsetof(struct xshm_ring, cells) % XSHM_CACHE_LINE == 0,
 	      "ring cells aligned");
-static_assert(sizeof(struct xshm_index_cell) == 24, "index cell layout");
+static_assert(sizeof(struct xshm_index_cell) == 24 &&
+	      offsetof(struct xshm_index_cell, claim) ==
+	      sizeof(struct xshm_index_cell) - XSHM_CELL_CLAIM_SIZE,
+	      "index cell layout: the claim last");
 static_assert(sizeof(struct xshm_pool) == 32, "pool layout");
 static_assert(XSHM_CELL_SIZE % XSHM_CACHE_LINE == 0, "cell size");
 static_assert(XSHM_BUF_SIZE % XSHM_CACHE_LINE == 0, "buffer size");

@@ -23,7 +23,8 @@ struct index_payload {
 };
 
 static_assert(sizeof(struct index_payload) ==
-	      sizeof(struct xshm_index_cell) - offsetof(struct xshm_index_cell, index),
+	      offsetof(struct xshm_index_cell, claim) -
+	      offsetof(struct xshm_index_cell, index),
 	      "index payload mirrors the index cell");
 
 static uint64_t align_up(uint64_t value, uint64_t alignment)

@@ -17,12 +17,11 @@
 #include "ring.h"
 
 static_assert(offsetof(struct xshm_cmd, seq) == 0, "cmd starts with seq");
-static_assert(offsetof(struct xshm_cmd, claim) ==
-	      offsetof(struct xshm_cell_seq, claim), "cmd claim");
 static_assert(offsetof(struct xshm_index_cell, seq) == 0,
 	      "index cell starts with seq");
-static_assert(offsetof(struct xshm_index_cell, claim) ==
-	      offsetof(struct xshm_cell_seq, claim), "index cell claim");
+
+/* Bytes of a cell that are neither its seq nor its claim. */
+#define CELL_OVERHEAD	(sizeof(struct xshm_cell_seq) + XSHM_CELL_CLAIM_SIZE)
 
 /*
  * A claim: the taker's pid in the high half, in the low half the position's
@@ -41,9 +40,10 @@ static _Atomic uint64_t *seq_of(void *cell)
 	return &((struct xshm_cell_seq *) cell)->seq;
 }
 
-static _Atomic uint64_t *claim_of(void *cell)
+static _Atomic uint64_t *claim_of(uint32_t cell_size, void *cell)
 {
-	return &((struct xshm_cell_seq *) cell)->claim;
+	return (_Atomic uint64_t *) ((unsigned char *) cell + cell_size -
+				     XSHM_CELL_CLAIM_SIZE);
 }
 
 static uint64_t claim_tag(uint64_t pos, enum claim_kind kind)
@@ -51,12 +51,14 @@ static uint64_t claim_tag(uint64_t pos, enum claim_kind kind)
 	return (pos & CLAIM_POS_MASK) | (kind == CLAIM_TAKE_POP ? CLAIM_POP : 0);
 }
 
-static void store_claim(void *cell, uint64_t pos, enum claim_kind kind)
+static void store_claim(const struct xshm_ring_ref *ref, void *cell,
+			uint64_t pos, enum claim_kind kind)
 {
 	uint64_t claim = (uint64_t) (uint32_t) xshm_proc_self() << 32 |
 			 claim_tag(pos, kind);
 
-	atomic_store_explicit(claim_of(cell), claim, memory_order_relaxed);
+	atomic_store_explicit(claim_of(ref->cell_size, cell), claim,
+			      memory_order_relaxed);
 }
 
 size_t xshm_ring_bytes(uint32_t ncells, uint32_t cell_size)
@@ -78,7 +80,7 @@ void xshm_ring_init(struct xshm_ring *ring, uint32_t ncells, uint32_t cell_size)
 		unsigned char *cell = ring->cells + (size_t) i * cell_size;
 
 		atomic_init(seq_of(cell), i);
-		atomic_init(claim_of(cell), 0);
+		atomic_init(claim_of(cell_size, cell), 0);
 	}
 }
 
@@ -87,7 +89,7 @@ static int geometry_valid(uint32_t ncells, uint32_t cell_size,
 {
 	if (ncells == 0 || (ncells & (ncells - 1)) != 0)
 		return 0;
-	if (cell_size < sizeof(struct xshm_cell_seq) || cell_size % 8 != 0)
+	if (cell_size < CELL_OVERHEAD || cell_size % 8 != 0)
 		return 0;
 	/* u32 * u32 fits in 64 bits, and the header is tiny: no overflow. */
 	return (uint64_t) xshm_ring_bytes(ncells, cell_size) <= bytes_available;
@@ -168,7 +170,7 @@ static void *take(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
 
 		if (!cell)
 			return NULL;
-		store_claim(cell, *pos, kind);
+		store_claim(ref, cell, *pos, kind);
 		if (atomic_load_explicit(seq_of(cell), memory_order_relaxed) ==
 		    *pos + ready_offset)
 			return cell;
@@ -227,7 +229,8 @@ static bool claim_run(const struct xshm_ring_ref *ref, uint64_t at, uint32_t n)
 	bool whole = true;
 
 	for (uint32_t i = 0; i < n; i++)
-		store_claim(xshm_ring_cell(ref, at + i), at + i, CLAIM_PUSH);
+		store_claim(ref, xshm_ring_cell(ref, at + i), at + i,
+			    CLAIM_PUSH);
 	for (uint32_t i = 0; i < n; i++)
 		if (atomic_load_explicit(seq_of(xshm_ring_cell(ref, at + i)),
 					 memory_order_relaxed) != at + i)
@@ -238,7 +241,7 @@ static bool claim_run(const struct xshm_ring_ref *ref, uint64_t at, uint32_t n)
 		unsigned char *cell = xshm_ring_cell(ref, at + i);
 
 		memset(cell + sizeof(struct xshm_cell_seq), 0,
-		       ref->cell_size - sizeof(struct xshm_cell_seq));
+		       ref->cell_size - CELL_OVERHEAD);
 		(void) hand_over(cell, at + i, at + i + 1);
 	}
 	return false;
@@ -309,7 +312,7 @@ void xshm_ring_release(const struct xshm_ring_ref *ref, void *cell)
 
 static int payload_fits(const struct xshm_ring_ref *ref, size_t len)
 {
-	return len <= ref->cell_size - sizeof(struct xshm_cell_seq);
+	return len <= ref->cell_size - CELL_OVERHEAD;
 }
 
 static void *payload_of(void *cell)
@@ -372,10 +375,11 @@ static void stall_forget(struct xshm_ring_stall *stall)
  * or stalls between winning pos and claiming it): once pos has been seen
  * stuck for XSHM_RING_STALL_NS.
  */
-static bool holder_gone(void *cell, uint64_t pos, enum claim_kind kind,
+static bool holder_gone(const struct xshm_ring_ref *ref, void *cell,
+			uint64_t pos, enum claim_kind kind,
 			struct xshm_ring_stall *stall, uint64_t now_ns)
 {
-	uint64_t claim = atomic_load_explicit(claim_of(cell),
+	uint64_t claim = atomic_load_explicit(claim_of(ref->cell_size, cell),
 					      memory_order_relaxed);
 	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
 
@@ -404,7 +408,7 @@ int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
 		stall_forget(stall);
 		return 0;
 	}
-	if (!holder_gone(cell, head, CLAIM_PUSH, stall, now_ns))
+	if (!holder_gone(ref, cell, head, CLAIM_PUSH, stall, now_ns))
 		return 0;
 	/* The CAS decides against a commit racing with us: one of us wins. */
 	if (hand_over(cell, head, head + ref->mask + 1))
@@ -434,7 +438,7 @@ int xshm_ring_reap_stalled_pop(const struct xshm_ring_ref *ref,
 		stall_forget(stall);
 		return 0;
 	}
-	if (!holder_gone(cell, pos, CLAIM_TAKE_POP, stall, now_ns))
+	if (!holder_gone(ref, cell, pos, CLAIM_TAKE_POP, stall, now_ns))
 		return 0;
 	memcpy(out, payload_of(cell), len);
 	if (hand_over(cell, pos + 1, tail))

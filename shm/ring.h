@@ -1,7 +1,8 @@
 /*
  * Lock-free multi-producer single-consumer ring of fixed-size cells.
  *
- * Each cell begins with a sequence number (struct xshm_cell_seq).  A producer
+ * Each cell begins with a sequence number (struct xshm_cell_seq) and ends
+ * with a claim word (XSHM_CELL_CLAIM_SIZE bytes), both ring.c's.  A producer
  * claims position p by CAS on tail when cell[p].seq == p, fills the cell and
  * publishes it by CAS of seq from p to p + 1.  The consumer sees cell[head]
  * ready when its seq == head + 1 and hands it back with seq = head + ncells.
@@ -109,8 +110,8 @@ int xshm_ring_pop_end(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
 /*
  * Multi-consumer dequeue: copies the len bytes that follow the cell's
  * header (struct xshm_cell_seq) into out.  Returns 0, -EAGAIN when the ring
- * is empty, or -EINVAL when len exceeds cell_size - 16.  Used by the pool's
- * free-index queue, where every sender is a consumer.
+ * is empty, or -EINVAL when len exceeds cell_size - 16 (its seq and claim).
+ * Used by the pool's free-index queue, where every sender is a consumer.
  */
 int xshm_ring_pop(const struct xshm_ring_ref *ref, void *out, size_t len);
 

@@ -13,7 +13,8 @@
  * other.
  *
  * Input: struct fuzz_prefix, then records of one control byte and the
- * bytes of a cell after its sequence number (the ring owns that).
+ * bytes of a cell between its sequence number and its claim (the ring owns
+ * those).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -36,7 +37,9 @@
 
 #define NRECVS		8
 #define MAX_CELLS	96
-#define RECORD_SIZE	(1 + XSHM_CELL_SIZE - sizeof(struct xshm_cell_seq))
+#define CELL_BODY	(XSHM_CELL_SIZE - sizeof(struct xshm_cell_seq) - \
+			 XSHM_CELL_CLAIM_SIZE)
+#define RECORD_SIZE	(1 + CELL_BODY)
 #define ADDR_MAX	64
 
 /* What the input says, in front of its cells. */
@@ -369,9 +372,9 @@ static void push_cell(struct endpoint *e, struct xshm_region *sender,
 	}
 	if (!cmd)
 		return;
-	/* The record is the cell after the header ring.c owns (seq, claim). */
+	/* The record is the cell between what ring.c owns (seq, claim). */
 	memcpy((unsigned char *) cmd + sizeof(struct xshm_cell_seq), record + 1,
-	       XSHM_CELL_SIZE - sizeof(struct xshm_cell_seq));
+	       CELL_BODY);
 	cmd->src_ep_id = cell_src(ctl, cmd->src_ep_id, e, sender);
 	if (cmd->proto == XSHM_PROTO_RTS)
 		place_rts(cmd);

@@ -8,6 +8,7 @@ import struct
 HDR, RING, POOL, NRECVS = 96, 16, 32, 8
 CELL = 1024
 INLINE_MAX = 960
+CELL_PAYLOAD = 1000  # of a continuation cell
 OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT = 1, 2, 3, 4, 5, 6
 INLINE, BUF, RTS, CELLS, SHORT = 1, 2, 3, 4, 5
 SHORT_MAX = 984
@@ -36,7 +37,7 @@ def cell(op, proto, size, chunk, data=b"", flags=0, buf=0, tag=0, cq_data=0,
          ack_id=0, src=0, ctl=SRC_SENDER | PROGRESS):
     hdr = struct.pack("<BBHIQQQQII", op, proto, flags, chunk, src, tag, cq_data,
                       size, buf, ack_id)
-    body = (hdr + data).ljust(CELL - 16, b"\0")  # after seq and claim
+    body = (hdr + data).ljust(CELL - 16, b"\0")  # between seq and claim
     return bytes([ctl]) + body
 
 
@@ -88,7 +89,8 @@ SEEDS = {
     cont(payload(540, 1), ctl=SRC_SENDER | PROGRESS),
     "cells_msg_unexpected": prefix([POST | SIZE_20000 | AFTER]) +
     cell(OP_MSG, CELLS, 2000, 2000, payload(INLINE_MAX), ctl=SRC_SENDER) +
-    cont(payload(1008, 1)) + cont(payload(32, 2), ctl=SRC_SENDER | PROGRESS),
+    cont(payload(CELL_PAYLOAD, 1)) +
+    cont(payload(2000 - INLINE_MAX - CELL_PAYLOAD, 2), ctl=SRC_SENDER | PROGRESS),
     "abort_mid_message": prefix([POST | TAGGED | SIZE_20000 | TAG_ANY]) +
     cell(OP_TAGGED, BUF, 20000, 16384, buf=0, tag=5) +
     cell(OP_ABORT, INLINE, 0, 0),

@@ -37,6 +37,7 @@ struct item {
 struct item_cell {
 	struct xshm_cell_seq hdr;	/* owned by ring.c */
 	struct item item;
+	_Atomic uint64_t claim;		/* owned by ring.c: a cell's last bytes */
 };
 
 /* Plain calls keep check's failure messages readable. */
@@ -517,7 +518,7 @@ enum death { DIE_SIGKILL, DIE_EXIT, DIE_EXIT_UNCLAIMED };
 static void die(enum death how, struct item_cell *cell)
 {
 	if (how == DIE_EXIT_UNCLAIMED)	/* as if before storing its claim */
-		atomic_store(&cell->hdr.claim, 0);
+		atomic_store(&cell->claim, 0);
 	if (how == DIE_SIGKILL)
 		raise(SIGKILL);
 	_exit(0);
@@ -667,7 +668,7 @@ START_TEST(slow_producer_commit_fails)
 
 	cell = xshm_ring_reserve(&ref, &pos);
 	ck_assert_ptr_nonnull(cell);
-	atomic_store(&cell->hdr.claim, 0);
+	atomic_store(&cell->claim, 0);
 	put_item(&ref, 1, 0);
 	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, T0), 0);
 	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall,
