@@ -374,7 +374,7 @@ static void *message_buffer(size_t size, bool huge)
 	return buf;
 }
 
-static void bind_cpu(int rank)
+void bench_bind_cpu(int rank)
 {
 	cpu_set_t allowed, one;
 	int n = 0, want, cpu;
@@ -436,7 +436,7 @@ void bench_start(struct bench *b, const char *name, const struct bench_opts *o, 
 		b->sock[r] = sv[0];
 	}
 	if (o->bind)
-		bind_cpu(b->rank);
+		bench_bind_cpu(b->rank);
 	b->bufsize = max;
 	b->tx = message_buffer(max, o->huge);
 	b->rx = message_buffer(max, o->huge);
@@ -589,6 +589,12 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+double bench_median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /*
  * Microseconds per iteration: from the median of the blocks timed, so that
  * a point is not spoilt by the moments another process took our CPU; from
@@ -596,12 +602,9 @@ static int cmp_double(const void *a, const void *b)
  */
 static double per_iter(struct bench *b, double total_us, int iters, int block)
 {
-	int n = b->nblk;
-
-	if (b->mean || n < 3)
+	if (b->mean || b->nblk < 3)
 		return total_us / iters;
-	qsort(b->blk, (size_t)n, sizeof(b->blk[0]), cmp_double);
-	return (n % 2 ? b->blk[n / 2] : (b->blk[n / 2 - 1] + b->blk[n / 2]) / 2) / block;
+	return bench_median(b->blk, b->nblk) / block;
 }
 
 static void block_done(struct bench *b, double *tb, double *tnow)

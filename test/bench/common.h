@@ -127,6 +127,10 @@ void bench_default_sizes(struct bench_opts *o, size_t max, bool thresholds);
 /* Handles the options of BENCH_OPTSTRING; false for any other. */
 bool bench_opt(struct bench_opts *o, int c, const char *arg);
 size_t bench_max_size(const struct bench_opts *o);
+/* Binds the calling process to the (rank mod n)-th of its n usable CPUs. */
+void bench_bind_cpu(int rank);
+/* Sorts v. */
+double bench_median(double *v, int n);
 int bench_scaled(int iters, size_t size, size_t from, int at_least);
 
 /*

@@ -6,65 +6,25 @@
  * releases the cell.  What `latency -p xshm` takes on top of this, at the
  * same size in the same minute, is the provider's own software.
  *
- *   ring_floor [-s sizes] [-i iters] [-r reps]
+ *   ring_floor [-s sizes] [-i iterations] [-r repetitions]
  *
  * Sizes up to XSHM_SHORT_MAX (default 8, 32, 64, 256, 512 and 984 bytes).
  * Prints "ring size rep latency_us" (one way: round trip / 2), from the
  * median time of the point's blocks of 8 round trips, as latency does.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "shm/layout.h"
 #include "shm/ring.h"
 
 #define BLOCK		8	/* round trips timed together */
-#define MAX_SIZES	32
-
-struct floor_opts {
-	size_t sizes[MAX_SIZES];
-	int nsizes;
-	int iters;
-	int reps;
-};
-
-static void die(const char *what)
-{
-	fprintf(stderr, "ring_floor: %s: %s\n", what, strerror(errno));
-	exit(EXIT_FAILURE);
-}
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static void bind_cpu(int rank)
-{
-	cpu_set_t allowed, one;
-	int n = 0, cpu;
-
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		die("sched_getaffinity");
-	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-		if (CPU_ISSET(cpu, &allowed) &&
-		    n++ == rank % CPU_COUNT(&allowed))
-			break;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		die("sched_setaffinity");
-}
 
 static void send_one(const struct xshm_ring_ref *out, const void *buf,
 		     size_t len)
@@ -89,13 +49,6 @@ static void recv_one(const struct xshm_ring_ref *in, void *buf)
 	xshm_ring_release_n(in, 1);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* One point: rank 0 returns the one-way latency in us, rank 1 echoes. */
 static double point(int rank, const struct xshm_ring_ref *in,
 		    const struct xshm_ring_ref *out, size_t len, int iters,
@@ -106,9 +59,9 @@ static double point(int rank, const struct xshm_ring_ref *in,
 	double median;
 
 	if (!block_us)
-		die("malloc");
+		bench_die("out of memory");
 	for (int b = 0; b < blocks; b++) {
-		double start = now_us();
+		double start = bench_now_us();
 
 		for (int i = 0; i < BLOCK; i++) {
 			if (rank == 0) {
@@ -119,59 +72,38 @@ static double point(int rank, const struct xshm_ring_ref *in,
 				send_one(out, tx, len);
 			}
 		}
-		block_us[b] = now_us() - start;
+		block_us[b] = bench_now_us() - start;
 	}
-	qsort(block_us, blocks, sizeof(*block_us), cmp_double);
-	median = block_us[blocks / 2] / (2.0 * BLOCK);
+	median = bench_median(block_us, blocks) / (2.0 * BLOCK);
 	free(block_us);
 	return median;
 }
 
-static void parse(struct floor_opts *o, int argc, char **argv)
+static void usage(void)
 {
-	static const size_t defaults[] = { 8, 32, 64, 256, 512, 984 };
+	fprintf(stderr, "usage: ring_floor [-s sizes] [-i iterations] "
+		"[-r repetitions]\n");
+	exit(EXIT_FAILURE);
+}
+
+static void parse(struct bench_opts *o, int argc, char **argv)
+{
 	int c;
 
-	o->nsizes = 0;
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
-		o->sizes[o->nsizes++] = defaults[i];
-	while ((c = getopt(argc, argv, "s:i:r:")) != -1) {
-		char *list, *tok, *save;
-
-		switch (c) {
-		case 's':
-			o->nsizes = 0;
-			list = strdup(optarg);
-			for (tok = strtok_r(list, ",", &save);
-			     tok && o->nsizes < MAX_SIZES;
-			     tok = strtok_r(NULL, ",", &save))
-				o->sizes[o->nsizes++] = strtoul(tok, NULL, 0);
-			free(list);
-			break;
-		case 'i': o->iters = atoi(optarg); break;
-		case 'r': o->reps = atoi(optarg); break;
-		default:
-			fprintf(stderr, "usage: ring_floor [-s sizes] [-i iters] "
-				"[-r reps]\n");
-			exit(EXIT_FAILURE);
-		}
-	}
-	for (int i = 0; i < o->nsizes; i++)
-		if (o->sizes[i] > XSHM_SHORT_MAX) {
-			fprintf(stderr, "ring_floor: sizes up to %zu\n",
-				(size_t) XSHM_SHORT_MAX);
-			exit(EXIT_FAILURE);
-		}
-	if (o->iters < BLOCK || o->reps < 1) {
-		fprintf(stderr, "ring_floor: -i at least %d, -r at least 1\n",
-			BLOCK);
-		exit(EXIT_FAILURE);
-	}
+	bench_parse_sizes(o, "8,32,64,256,512,984");
+	while ((c = getopt(argc, argv, "s:i:r:h")) != -1)
+		if (c == 'h' || !bench_opt(o, c, optarg))
+			usage();
+	if (optind != argc)
+		usage();
+	for (size_t i = 0; i < o->nsizes; i++)
+		if (o->sizes[i] > XSHM_SHORT_MAX)
+			bench_die("sizes up to %zu bytes", (size_t) XSHM_SHORT_MAX);
 }
 
 int main(int argc, char **argv)
 {
-	struct floor_opts o = { .iters = 20000, .reps = 1 };
+	struct bench_opts o = { .iters = 20000, .reps = 1 };
 	size_t ring_bytes = xshm_ring_bytes(XSHM_RING_CELLS, XSHM_CELL_SIZE);
 	size_t stride = (ring_bytes + 4095) & ~(size_t) 4095;
 	static unsigned char tx[XSHM_SHORT_MAX], rx[XSHM_SHORT_MAX];
@@ -185,26 +117,26 @@ int main(int argc, char **argv)
 	mem = mmap(NULL, 2 * stride, PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
-		die("mmap");
+		bench_die("mmap: %s", strerror(errno));
 	for (int r = 0; r < 2; r++)
 		xshm_ring_init((struct xshm_ring *) (mem + r * stride),
 			       XSHM_RING_CELLS, XSHM_CELL_SIZE);
 	child = fork();
 	if (child < 0)
-		die("fork");
+		bench_die("fork: %s", strerror(errno));
 	rank = child == 0;
-	bind_cpu(rank);
+	bench_bind_cpu(rank);
 	if (xshm_ring_attach(&in, (struct xshm_ring *) (mem + rank * stride),
 			     ring_bytes) ||
 	    xshm_ring_attach(&out, (struct xshm_ring *) (mem + !rank * stride),
 			     ring_bytes))
-		die("xshm_ring_attach");
+		bench_die("xshm_ring_attach failed");
 	memset(tx, 'a' + rank, sizeof(tx));
 	if (rank == 0)
 		printf("# ring_floor: ping-pong through shm/ring.c alone, %d "
 		       "iterations\n# provider size rep latency_us\n", o.iters);
 	for (int rep = 0; rep < o.reps; rep++)
-		for (int s = 0; s < o.nsizes; s++) {
+		for (size_t s = 0; s < o.nsizes; s++) {
 			double us = point(rank, &in, &out, o.sizes[s], o.iters,
 					  tx, rx);
 
