@@ -342,6 +342,15 @@ static ssize_t queue_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
 	return 0;
 }
 
+/* Large messages are pulled by a receiver that can, then acked. */
+static bool is_pulled(const struct xshm_ep *ep, const struct xshm_region *peer,
+		      size_t total, uint64_t flags)
+{
+	return total > xshm_params.scopy_threshold && ep->scopy &&
+	       !(flags & FI_INJECT) &&
+	       (peer->hdr->features & XSHM_FEATURE_PULL);
+}
+
 static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 		    struct xshm_tx_op *op, uint8_t kind,
 		    const struct iovec *iov, size_t count, size_t total,
@@ -358,10 +367,7 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	op->cq_entry = flags & FI_COMPLETION;
 	op->fence = flags & FI_FENCE;
 	op->ack_id = 0;
-	/* Large messages are pulled by a receiver that can, then acked. */
-	op->rts = ep->scopy && total > xshm_params.scopy_threshold &&
-		  !(flags & FI_INJECT) &&
-		  (peer->hdr->features & XSHM_FEATURE_PULL);
+	op->rts = is_pulled(ep, peer, total, flags);
 	memcpy(op->iov, iov, count * sizeof(*iov));
 	op->iov_count = count;
 	op->total = total;
@@ -460,10 +466,10 @@ static bool takes_whole_path(const struct xshm_ep *ep,
 {
 	bool fits = total <= one_cell_max(flags) ||
 		    (total > xshm_params.cells_threshold &&
-		     total <= peer->pool.buf_size &&
-		     total <= xshm_params.scopy_threshold);
+		     total <= peer->pool.buf_size);
 
-	return fits && xshm_dlist_empty(&ep->tx_queue) &&
+	return fits && !is_pulled(ep, peer, total, flags) &&
+	       xshm_dlist_empty(&ep->tx_queue) &&
 	       !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
 	       !((flags & FI_FENCE) && !xshm_dlist_empty(&ep->tx_wait_ack));
 }
