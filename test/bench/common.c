@@ -144,13 +144,12 @@ void bench_parse_sizes(struct bench_opts *o, const char *list)
 
 /*
  * Powers of two up to max, and with thresholds the sizes around xshm's
- * protocol changes (one ring cell 984, the vector copy from 2048, one
- * bounce buffer 16384)
- * and around 8 KiB, where shm changes protocol.
+ * protocol changes (one ring cell 2008, the vector copy from 2048, one
+ * bounce buffer 16384) and around 4 and 8 KiB, where shm changes protocol.
  */
 void bench_default_sizes(struct bench_opts *o, size_t max, bool thresholds)
 {
-	static const size_t around[] = { 984, 2048, 4096, 8192, 16384 };
+	static const size_t around[] = { 2008, 2048, 4096, 8192, 16384 };
 
 	free(o->sizes);
 	o->sizes = NULL;

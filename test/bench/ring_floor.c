@@ -8,7 +8,7 @@
  *
  *   ring_floor [-s sizes] [-i iterations] [-r repetitions]
  *
- * Sizes up to XSHM_SHORT_MAX (default 8, 32, 64, 256, 512 and 984 bytes).
+ * Sizes up to XSHM_SHORT_MAX (default 8, 32, 64, 256, 512, 984 and 2008 bytes).
  * Prints "ring size rep latency_us" (one way: round trip / 2), from the
  * median time of the point's blocks of 8 round trips, as latency does.
  */
@@ -90,7 +90,7 @@ static void parse(struct bench_opts *o, int argc, char **argv)
 {
 	int c;
 
-	bench_parse_sizes(o, "8,32,64,256,512,984");
+	bench_parse_sizes(o, "8,32,64,256,512,984,2008");
 	while ((c = getopt(argc, argv, "s:i:r:h")) != -1)
 		if (c == 'h' || !bench_opt(o, c, optarg))
 			usage();

@@ -6,12 +6,12 @@ import os
 import struct
 
 HDR, RING, POOL, NRECVS = 96, 16, 32, 8
-CELL = 1024
-INLINE_MAX = 960
-CELL_PAYLOAD = 1000  # of a continuation cell
+CELL = 2048
+INLINE_MAX = 1984
+CELL_PAYLOAD = 2024  # of a continuation cell
 OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT = 1, 2, 3, 4, 5, 6
 INLINE, BUF, RTS, CELLS, SHORT = 1, 2, 3, 4, 5
-SHORT_MAX = 984
+SHORT_MAX = 2008
 F_DATA, F_ACK = 1, 2
 SRC_SENDER, SRC_SELF, SRC_GIVEN = 0, 2, 3
 PROGRESS, FILL_BUF = 4, 8
@@ -85,12 +85,12 @@ SEEDS = {
     cell(OP_CHUNK, INLINE, 20000, INLINE_MAX, payload(INLINE_MAX)) +
     cell(OP_CHUNK, BUF, 20000, 20000 - 16384 - INLINE_MAX, buf=3),
     "cells_tagged_matched": prefix([POST | TAGGED | SIZE_20000 | TAG_1]) +
-    cell(OP_TAGGED, CELLS, 1500, 1500, payload(INLINE_MAX), tag=1, ctl=SRC_SENDER) +
-    cont(payload(540, 1), ctl=SRC_SENDER | PROGRESS),
+    cell(OP_TAGGED, CELLS, 2500, 2500, payload(INLINE_MAX), tag=1, ctl=SRC_SENDER) +
+    cont(payload(2500 - INLINE_MAX, 1), ctl=SRC_SENDER | PROGRESS),
     "cells_msg_unexpected": prefix([POST | SIZE_20000 | AFTER]) +
-    cell(OP_MSG, CELLS, 2000, 2000, payload(INLINE_MAX), ctl=SRC_SENDER) +
+    cell(OP_MSG, CELLS, 4096, 4096, payload(INLINE_MAX), ctl=SRC_SENDER) +
     cont(payload(CELL_PAYLOAD, 1)) +
-    cont(payload(2000 - INLINE_MAX - CELL_PAYLOAD, 2), ctl=SRC_SENDER | PROGRESS),
+    cont(payload(4096 - INLINE_MAX - CELL_PAYLOAD, 2), ctl=SRC_SENDER | PROGRESS),
     "abort_mid_message": prefix([POST | TAGGED | SIZE_20000 | TAG_ANY]) +
     cell(OP_TAGGED, BUF, 20000, 16384, buf=0, tag=5) +
     cell(OP_ABORT, INLINE, 0, 0),

@@ -13,7 +13,7 @@
 #include "shm/region.h"
 
 #define TAG	0x5a4eULL
-#define MEDIUM	1024
+#define MEDIUM	(XSHM_SHORT_MAX + 1)	/* the smallest that takes a bounce buffer */
 
 static struct xt_cfg cfg;
 
