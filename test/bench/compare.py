@@ -53,6 +53,10 @@ def fmt_size(s):
     return str(s)
 
 
+def fmt_ratio(v):
+    return "%.2f" % v if v is not None else "-"
+
+
 def fmt_val(v):
     if v is None:
         return "-"
@@ -139,15 +143,21 @@ def measure(args, runner, benches, raw):
 
 def summarize(args, bench, raw):
     a, b = args.provs
-    vals = {}
+    vals, by_rep = {}, {}
     for r in raw:
         if r["bench"] == bench:
             vals.setdefault(r["size"], {}).setdefault(r["provider"], []).append(r["value"])
+            by_rep.setdefault(r["size"], {}).setdefault(r["rep"], {})[r["provider"]] = r["value"]
     rows, prev = [], {}
     for size in sorted(vals):
         med = {p: statistics.median(vals[size][p]) if vals[size].get(p) else None
                for p in (a, b)}
         ratio = med[a] / med[b] if med[a] and med[b] else None
+        # Both providers of one repetition ran back to back in one process
+        # pair, so in the same core placement: the median of their ratios
+        # holds still when the placement drifts between repetitions.
+        pairs = [v[a] / v[b] for v in by_rep[size].values() if v.get(a) and v.get(b)]
+        pair_ratio = statistics.median(pairs) if pairs else None
         bound = target_for(bench, size)
         met = None
         if bound is not None and ratio is not None:
@@ -163,7 +173,7 @@ def summarize(args, bench, raw):
         rows.append({"bench": bench, "size": size, "n": min(len(vals[size].get(p, []))
                                                             for p in (a, b)),
                      "median_" + a: med[a], "median_" + b: med[b], "ratio": ratio,
-                     "target": bound, "met": met, "step_" + a: step[a],
+                     "pair_ratio": pair_ratio, "target": bound, "met": met, "step_" + a: step[a],
                      "step_" + b: step[b]})
     return rows
 
@@ -173,16 +183,16 @@ def print_table(args, bench, rows):
     better = "<=" if LOWER_IS_BETTER[bench] else ">="
     title = TITLES[bench].format(n=args.senders)
     print("\n## %s: %s" % (bench, title))
-    head = "%8s %10s %10s %7s %8s %4s" % ("size", a, b, "ratio", "target", "ok")
+    head = "%8s %10s %10s %7s %7s %8s %4s" % ("size", a, b, "ratio", "pairs", "target", "ok")
     if bench in ("latency", "bandwidth"):
         head += "  B/us vs previous size: %s (%s)" % (a, b)
     print(head)
     for r in rows:
         tgt = "%s%.2f" % (better, r["target"]) if r["target"] is not None else "-"
         ok = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
-        line = "%8s %10s %10s %7s %8s %4s" % (
+        line = "%8s %10s %10s %7s %7s %8s %4s" % (
             fmt_size(r["size"]), fmt_val(r["median_" + a]), fmt_val(r["median_" + b]),
-            "%.2f" % r["ratio"] if r["ratio"] is not None else "-", tgt, ok)
+            fmt_ratio(r["ratio"]), fmt_ratio(r["pair_ratio"]), tgt, ok)
         if r["step_" + a] is not None:
             line += "  %.2f (%s)%s" % (r["step_" + a], "%.2f" % r["step_" + b]
                                        if r["step_" + b] is not None else "-",
@@ -333,8 +343,9 @@ def main():
     if os.getloadavg()[0] > os.cpu_count():
         print("# WARNING: load average above the number of CPUs: other work competes "
               "with the benchmarks' busy polling; consider -y or a quieter moment")
-    print("# medians of %d repetitions; ratio = %s / %s; every point of every "
-          "repetition measures both providers back to back" % (args.reps, *args.provs))
+    print("# medians of %d repetitions; ratio = %s / %s of the medians, pairs = median "
+          "of the per-repetition ratios; every point of every repetition measures both "
+          "providers back to back" % (args.reps, *args.provs))
     sys.stdout.flush()
 
     runner = Runner(args)
