@@ -13,7 +13,8 @@
 #include "shm/region.h"
 
 #define TAG	0x5a4eULL
-#define MEDIUM	(XSHM_SHORT_MAX + 1)	/* the smallest that takes a bounce buffer */
+/* the smallest that takes a bounce buffer, runs of cells (cells_threshold) being longest */
+#define MEDIUM	(XSHM_CELLS_MSG_MAX + 1)
 
 static struct xt_cfg cfg;
 
