@@ -118,12 +118,17 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 	return publish(peer, op, cmd, pos, op->total);
 }
 
-/* Pushes one cell of op; false when the peer's ring or pool is full. */
+/*
+ * Pushes one cell of op; false when the peer's ring or pool is full.  A
+ * remainder that fits the cell travels in it, the last piece of a chunked
+ * message too: a bounce buffer for its few bytes would cost a second
+ * buffer's round trip through the pool.
+ */
 static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 		      struct xshm_tx_op *op)
 {
-	bool is_inline = !op->started && op->total <= XSHM_INLINE_MAX;
 	size_t len = op->total - op->sent;
+	bool is_inline = len <= XSHM_INLINE_MAX;
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;

@@ -226,7 +226,7 @@ END_TEST
  * large messages:
  * FENCE: a 100-byte FI_MATCH_COMPLETE send whose receive is not posted,
  *        then a fenced send, which may not start before the first completes;
- * FULL:  sends of XSHM_BUF_SIZE + 1 bytes (two bounce buffers each) to a
+ * FULL:  sends of 2 * XSHM_BUF_SIZE bytes (two bounce buffers each) to a
  *        receiver that does not progress, until its buffers are all taken:
  *        the sends after them wait in the queue.
  */
@@ -234,7 +234,7 @@ enum queued_by { FENCE, FULL };
 
 #define SMALL	100
 #define NFULL	80		/* > XSHM_POOL_BUFS / 2 */
-#define FULL_LEN (XSHM_BUF_SIZE + 1)
+#define FULL_LEN (2 * XSHM_BUF_SIZE)
 #define TAG_BIG	(TAG + 1)
 
 struct cancel_case {
