@@ -410,6 +410,23 @@ static const void *whole_payload(const struct xshm_ep *ep,
 }
 
 /*
+ * The receiver learns where a message goes only after matching it: the
+ * payload's first cache lines are asked for before, so that they cross
+ * from the sender's core during the match.
+ */
+#define PREFETCH_MAX	512
+
+static void prefetch_payload(const void *data, size_t len)
+{
+	const char *line = data;
+
+	if (len > PREFETCH_MAX)
+		len = PREFETCH_MAX;
+	for (size_t off = 0; off < len; off += XSHM_CACHE_LINE)
+		__builtin_prefetch(line + off);
+}
+
+/*
  * handle_first for a whole message (whole_payload), straight to the
  * receive buffer when one that holds it matches; anything else goes on
  * through match_first.
@@ -423,6 +440,8 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	fi_addr_t src;
 	int ret;
 
+	if (cmd->proto != XSHM_PROTO_BUF)
+		prefetch_payload(data, cmd->msg_size);
 	if (!xshm_av_sender_src(ep, cmd->src_ep_id, &src))
 		return 1;
 	ret = get_entry(ep, cmd, src, &entry);
