@@ -418,12 +418,11 @@ static const void *whole_payload(const struct xshm_ep *ep,
 
 static void prefetch_payload(const void *data, size_t len)
 {
-	const char *line = data;
+	uintptr_t first = (uintptr_t) data & ~(uintptr_t) (XSHM_CACHE_LINE - 1);
+	uintptr_t end = (uintptr_t) data + (len < PREFETCH_MAX ? len : PREFETCH_MAX);
 
-	if (len > PREFETCH_MAX)
-		len = PREFETCH_MAX;
-	for (size_t off = 0; off < len; off += XSHM_CACHE_LINE)
-		__builtin_prefetch(line + off);
+	for (uintptr_t line = first; line < end; line += XSHM_CACHE_LINE)
+		__builtin_prefetch((const void *) line);
 }
 
 /*
