@@ -149,7 +149,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
 	if (publish(peer, op, cmd, pos, len)) {
-		if (!is_inline && op->total <= peer->pool.buf_size)
+		if (!is_inline && op->sent == len)	/* its first piece */
 			xshm_spare_want(ep, op->dest);
 		return true;
 	}

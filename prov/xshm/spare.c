@@ -1,8 +1,9 @@
 /*
  * Spare bounce buffers.  Borrowing a buffer from a receiver's pool costs
  * two cache-line transfers (its free queue's cell and its owner word, both
- * last written by the receiver), and a medium message waited for them
- * before its copy could start.  So after a medium send the endpoint borrows
+ * last written by the receiver), and a message waited for them before its
+ * copy could start.  So after a send whose first piece took a buffer (a
+ * medium message, or the first 16 KiB of a larger one) the endpoint borrows
  * the buffer for its next one to the same receiver, while the receiver is
  * busy with this one, and keeps it here, one per slot.  It does so on
  * its next poll that finds nothing to receive: a sender that streams

@@ -1,5 +1,6 @@
 /*
- * Spare bounce buffers (prov/xshm/spare.c): after a medium send the sender
+ * Spare bounce buffers (prov/xshm/spare.c): after a send that took a bounce
+ * buffer (a medium message, or a larger one's first piece) the sender
  * borrows one buffer of the receiver's pool ahead, on its next idle poll,
  * and gives it back when its endpoint closes or the receiver leaves its
  * AV.  The receiver's pool is watched through its region: every buffer is
@@ -46,19 +47,19 @@ static void settle(struct pair *p)
 	xt_expect_none(p->rx.rx, p->rx.tx, 50);
 }
 
-/* One medium message, received intact. */
-static void medium_message(struct pair *p, uint64_t seed)
+/* One message of len bytes, received intact. */
+static void one_message(struct pair *p, size_t len, uint64_t seed)
 {
-	char *out = xt_alloc(MEDIUM), *in = xt_alloc(MEDIUM);
+	char *out = xt_alloc(len), *in = xt_alloc(len);
 	struct xt_comp c;
 
-	xt_fill(out, MEDIUM, seed, 0);
-	XT_POST(&p->rx, fi_trecv(p->rx.ep, in, MEDIUM, NULL, FI_ADDR_UNSPEC, TAG, 0, NULL));
-	XT_POST(&p->tx, fi_tsend(p->tx.ep, out, MEDIUM, NULL, p->to_rx, TAG, NULL));
+	xt_fill(out, len, seed, 0);
+	XT_POST(&p->rx, fi_trecv(p->rx.ep, in, len, NULL, FI_ADDR_UNSPEC, TAG, 0, NULL));
+	XT_POST(&p->tx, fi_tsend(p->tx.ep, out, len, NULL, p->to_rx, TAG, NULL));
 	xt_wait_tx(&p->tx, &c);
 	xt_wait_rx(&p->rx, &c);
-	XT_ASSERT(c.e.len == MEDIUM, "received %zu bytes", c.e.len);
-	XT_ASSERT_PATTERN(in, MEDIUM, seed, 0);
+	XT_ASSERT(c.e.len == len, "received %zu bytes of %zu", c.e.len, len);
+	XT_ASSERT_PATTERN(in, len, seed, 0);
 	free(out);
 	free(in);
 }
@@ -81,7 +82,7 @@ START_TEST(a_medium_send_borrows_one_spare_and_close_gives_it_back)
 	XT_ASSERT(free_buffers(&p) == nbufs, "%u of %u free at first", free_buffers(&p),
 		  nbufs);
 	for (int i = 0; i < 3; i++) {
-		medium_message(&p, 40 + (uint64_t) i);
+		one_message(&p, MEDIUM, 40 + (uint64_t) i);
 		settle(&p);
 		XT_ASSERT(free_buffers(&p) == nbufs - 1, "after send %d: %u of %u free, "
 			  "expected all but the spare", i, free_buffers(&p), nbufs);
@@ -103,7 +104,7 @@ START_TEST(removing_the_receiver_from_the_av_gives_its_spare_back)
 	pair_open(&p);
 	nbufs = p.rx_region.pool.nbufs;
 	for (int round = 0; round < 3; round++) {
-		medium_message(&p, 50 + (uint64_t) round);
+		one_message(&p, MEDIUM, 50 + (uint64_t) round);
 		settle(&p);
 		XT_ASSERT(free_buffers(&p) == nbufs - 1, "round %d: %u of %u free", round,
 			  free_buffers(&p), nbufs);
@@ -112,6 +113,24 @@ START_TEST(removing_the_receiver_from_the_av_gives_its_spare_back)
 		XT_ASSERT(free_buffers(&p) == nbufs, "round %d, removed: %u of %u free",
 			  round, free_buffers(&p), nbufs);
 		p.to_rx = xt_av_insert(&p.tx, p.rx.name);
+	}
+	pair_close(&p);
+}
+END_TEST
+
+/* A message of several pieces borrows for the next one's first piece too. */
+START_TEST(a_chunked_send_borrows_one_spare)
+{
+	struct pair p;
+	uint32_t nbufs;
+
+	pair_open(&p);
+	nbufs = p.rx_region.pool.nbufs;
+	for (int i = 0; i < 2; i++) {
+		one_message(&p, 2 * XSHM_BUF_SIZE + 100, 60 + (uint64_t) i);
+		settle(&p);
+		XT_ASSERT(free_buffers(&p) == nbufs - 1, "after send %d: %u of %u free, "
+			  "expected all but the spare", i, free_buffers(&p), nbufs);
 	}
 	pair_close(&p);
 }
@@ -144,6 +163,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_medium_send_borrows_one_spare_and_close_gives_it_back);
 	tcase_add_test(tc, removing_the_receiver_from_the_av_gives_its_spare_back);
+	tcase_add_test(tc, a_chunked_send_borrows_one_spare);
 	tcase_add_test(tc, small_sends_borrow_no_spare);
 	suite_add_tcase(s, tc);
 	return xt_run_suite(s);
