@@ -144,8 +144,9 @@ void bench_parse_sizes(struct bench_opts *o, const char *list)
 
 /*
  * Powers of two up to max, and with thresholds the sizes around xshm's
- * protocol changes (one ring cell 2008, the vector copy from 2048, one
- * bounce buffer 16384) and around 4 and 8 KiB, where shm changes protocol.
+ * protocol changes (one ring cell 2008, the vector copy from 2048, a run of
+ * ring cells 4096, one bounce buffer 16384) and around 4 and 8 KiB, where
+ * shm changes protocol.
  */
 void bench_default_sizes(struct bench_opts *o, size_t max, bool thresholds)
 {
