@@ -64,6 +64,17 @@ static void one_message(struct pair *p, size_t len, uint64_t seed)
 	free(in);
 }
 
+/* A message of len bytes, after which the sender holds exactly one spare. */
+static void send_keeping_one_spare(struct pair *p, size_t len, uint64_t seed)
+{
+	uint32_t nbufs = p->rx_region.pool.nbufs;
+
+	one_message(p, len, seed);
+	settle(p);
+	XT_ASSERT(free_buffers(p) == nbufs - 1, "after a %zu-byte send: %u of %u free, "
+		  "expected all but the spare", len, free_buffers(p), nbufs);
+}
+
 static void pair_close(struct pair *p)
 {
 	xshm_region_close(&p->rx_region);
@@ -81,12 +92,8 @@ START_TEST(a_medium_send_borrows_one_spare_and_close_gives_it_back)
 	settle(&p);
 	XT_ASSERT(free_buffers(&p) == nbufs, "%u of %u free at first", free_buffers(&p),
 		  nbufs);
-	for (int i = 0; i < 3; i++) {
-		one_message(&p, MEDIUM, 40 + (uint64_t) i);
-		settle(&p);
-		XT_ASSERT(free_buffers(&p) == nbufs - 1, "after send %d: %u of %u free, "
-			  "expected all but the spare", i, free_buffers(&p), nbufs);
-	}
+	for (int i = 0; i < 3; i++)
+		send_keeping_one_spare(&p, MEDIUM, 40 + (uint64_t) i);
 	xt_close(&p.tx);
 	xt_expect_none(p.rx.rx, p.rx.tx, 50);
 	XT_ASSERT(free_buffers(&p) == nbufs, "after the sender closed: %u of %u free",
@@ -104,10 +111,7 @@ START_TEST(removing_the_receiver_from_the_av_gives_its_spare_back)
 	pair_open(&p);
 	nbufs = p.rx_region.pool.nbufs;
 	for (int round = 0; round < 3; round++) {
-		one_message(&p, MEDIUM, 50 + (uint64_t) round);
-		settle(&p);
-		XT_ASSERT(free_buffers(&p) == nbufs - 1, "round %d: %u of %u free", round,
-			  free_buffers(&p), nbufs);
+		send_keeping_one_spare(&p, MEDIUM, 50 + (uint64_t) round);
 		XT_ASSERT_RC(fi_av_remove(p.tx.av, &p.to_rx, 1, 0), 0);
 		settle(&p);
 		XT_ASSERT(free_buffers(&p) == nbufs, "round %d, removed: %u of %u free",
@@ -122,16 +126,10 @@ END_TEST
 START_TEST(a_chunked_send_borrows_one_spare)
 {
 	struct pair p;
-	uint32_t nbufs;
 
 	pair_open(&p);
-	nbufs = p.rx_region.pool.nbufs;
-	for (int i = 0; i < 2; i++) {
-		one_message(&p, 2 * XSHM_BUF_SIZE + 100, 60 + (uint64_t) i);
-		settle(&p);
-		XT_ASSERT(free_buffers(&p) == nbufs - 1, "after send %d: %u of %u free, "
-			  "expected all but the spare", i, free_buffers(&p), nbufs);
-	}
+	for (int i = 0; i < 2; i++)
+		send_keeping_one_spare(&p, 2 * XSHM_BUF_SIZE + 100, 60 + (uint64_t) i);
 	pair_close(&p);
 }
 END_TEST
