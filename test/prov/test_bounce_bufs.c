@@ -1,9 +1,10 @@
 /*
- * Spare bounce buffers (prov/xshm/spare.c): after a send that took a bounce
- * buffer (a medium message, or a larger one's first piece) the sender
- * borrows one buffer of the receiver's pool ahead, on its next idle poll,
- * and gives it back when its endpoint closes or the receiver leaves its
- * AV.  The receiver's pool is watched through its region: every buffer is
+ * The receiver's bounce buffers, watched through its region: how many a
+ * message holds until it is received, and the spare a sender borrows
+ * ahead (prov/xshm/spare.c).  After a send that took a bounce buffer (a
+ * medium message, or a larger one's first piece) the sender borrows one
+ * buffer of the receiver's pool on its next idle poll, and gives it back
+ * when its endpoint closes or the receiver leaves its AV.  Every buffer is
  * free again at the end, none leaks.
  */
 #include "harness.h"
@@ -82,6 +83,45 @@ static void pair_close(struct pair *p)
 	xt_close(&p->rx);
 }
 
+/*
+ * How many buffers a message holds while it waits in the receiver's ring:
+ * one per full piece; a last piece that fits a cell travels in it.
+ */
+static const struct { size_t len; uint32_t bufs; } holds[] = {
+	{ XSHM_CELLS_MSG_MAX, 0 },
+	{ XSHM_CELLS_MSG_MAX + 1, 1 },
+	{ XSHM_BUF_SIZE, 1 },
+	{ XSHM_BUF_SIZE + 1, 1 },
+	{ XSHM_BUF_SIZE + XSHM_INLINE_MAX, 1 },
+	{ XSHM_BUF_SIZE + XSHM_INLINE_MAX + 1, 2 },
+	{ 2 * XSHM_BUF_SIZE + 1, 2 },
+};
+
+START_TEST(a_message_holds_one_buffer_per_full_piece)
+{
+	size_t len = holds[_i].len;
+	char *out = xt_alloc(len), *in = xt_alloc(len);
+	struct xt_comp c;
+	struct pair p;
+	uint32_t held;
+
+	pair_open(&p);
+	xt_fill(out, len, 70, 0);
+	XT_POST(&p.tx, fi_tsend(p.tx.ep, out, len, NULL, p.to_rx, TAG, NULL));
+	held = p.rx_region.pool.nbufs - free_buffers(&p);
+	XT_ASSERT(held == holds[_i].bufs, "a %zu-byte message holds %u buffers, expected %u",
+		  len, held, holds[_i].bufs);
+	XT_POST(&p.rx, fi_trecv(p.rx.ep, in, len, NULL, FI_ADDR_UNSPEC, TAG, 0, NULL));
+	xt_wait_rx(&p.rx, &c);
+	XT_ASSERT(c.e.len == len, "received %zu bytes of %zu", c.e.len, len);
+	XT_ASSERT_PATTERN(in, len, 70, 0);
+	xt_wait_tx(&p.tx, &c);
+	free(out);
+	free(in);
+	pair_close(&p);
+}
+END_TEST
+
 START_TEST(a_medium_send_borrows_one_spare_and_close_gives_it_back)
 {
 	struct pair p;
@@ -155,10 +195,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("spare");
-	TCase *tc = tcase_create("spare");
+	Suite *s = suite_create("bounce_bufs");
+	TCase *tc = tcase_create("bounce_bufs");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, a_message_holds_one_buffer_per_full_piece, 0,
+			    sizeof(holds) / sizeof(holds[0]));
 	tcase_add_test(tc, a_medium_send_borrows_one_spare_and_close_gives_it_back);
 	tcase_add_test(tc, removing_the_receiver_from_the_av_gives_its_spare_back);
 	tcase_add_test(tc, a_chunked_send_borrows_one_spare);
