@@ -129,6 +129,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 {
 	size_t len = op->total - op->sent;
 	bool is_inline = len <= XSHM_INLINE_MAX;
+	bool first_piece = !op->started;
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
@@ -143,13 +144,13 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd = xshm_ring_reserve(&peer->ring, &pos);
 	if (!cmd)
 		goto give_back;
-	fill_cmd(cmd, ep, op, op->started ? XSHM_OP_CHUNK : op->op,
+	fill_cmd(cmd, ep, op, first_piece ? op->op : XSHM_OP_CHUNK,
 		 is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF, index,
 		 (uint32_t) len);
 	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
 	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
 	if (publish(peer, op, cmd, pos, len)) {
-		if (!is_inline && op->sent == len)	/* its first piece */
+		if (!is_inline && first_piece)
 			xshm_spare_want(ep, op->dest);
 		return true;
 	}
