@@ -143,15 +143,14 @@ def measure(args, runner, benches, raw):
 
 def summarize(args, bench, raw):
     a, b = args.provs
-    vals, by_rep = {}, {}
+    by_rep = {}
     for r in raw:
         if r["bench"] == bench:
-            vals.setdefault(r["size"], {}).setdefault(r["provider"], []).append(r["value"])
             by_rep.setdefault(r["size"], {}).setdefault(r["rep"], {})[r["provider"]] = r["value"]
     rows, prev = [], {}
-    for size in sorted(vals):
-        med = {p: statistics.median(vals[size][p]) if vals[size].get(p) else None
-               for p in (a, b)}
+    for size in sorted(by_rep):
+        vals = {p: [v[p] for v in by_rep[size].values() if p in v] for p in (a, b)}
+        med = {p: statistics.median(vals[p]) if vals[p] else None for p in (a, b)}
         ratio = med[a] / med[b] if med[a] and med[b] else None
         # Both providers of one repetition ran back to back in one process
         # pair, so in the same core placement: the median of their ratios
@@ -170,8 +169,7 @@ def summarize(args, bench, raw):
                 if p in prev:
                     step[p] = bpus / prev[p]
                 prev[p] = bpus
-        rows.append({"bench": bench, "size": size, "n": min(len(vals[size].get(p, []))
-                                                            for p in (a, b)),
+        rows.append({"bench": bench, "size": size, "n": min(len(vals[p]) for p in (a, b)),
                      "median_" + a: med[a], "median_" + b: med[b], "ratio": ratio,
                      "pair_ratio": pair_ratio, "target": bound, "met": met, "step_" + a: step[a],
                      "step_" + b: step[b]})
