@@ -5,12 +5,13 @@
  *   pingpong [-p provider] [-i iterations] [-w warmup] [-m max_size]
  *
  * The program forks; the two processes bind to different CPUs and exchange
- * their addresses over a socketpair.  For each size from 1 byte to max_size (powers of two) it
- * prints one line: size, one-way latency in microseconds (round trip / 2)
- * and bandwidth in MB/s (10^6 bytes/s) for windows of 64 fi_tsend followed
- * by one 0-byte acknowledgement, each from the median of its timed blocks
- * (as in test/bench/latency), so that a moment when another process held a
- * CPU does not spoil a point.  Lines starting with '#' are comments.
+ * their addresses over a socketpair.  For each size from 1 byte to max_size
+ * (powers of two) it prints one line: size, one-way latency in microseconds
+ * (round trip / 2) and bandwidth in MB/s (10^6 bytes/s) for windows of 64
+ * fi_tsend followed by one 0-byte acknowledgement, each from the median of
+ * its timed blocks (as in test/bench/latency), so that a moment when another
+ * process held a CPU does not spoil a point.  Lines starting with '#' are
+ * comments.
  *
  * The finer-grained benchmarks (latency, bandwidth, msgrate, incast) share
  * its code (common.c) and compare providers: see test/bench/compare.sh.
