@@ -171,5 +171,6 @@ int main(int argc, char **argv)
 		bench_sweep(&b, &o, incast, 4096, 1, true);
 	}
 	bench_finish(&b);
+	free(o.sizes);
 	return EXIT_SUCCESS;
 }

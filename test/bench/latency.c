@@ -46,5 +46,6 @@ int main(int argc, char **argv)
 	}
 	bench_sweep(&b, &o, bench_latency, 16384, 10, false);
 	bench_finish(&b);
+	free(o.sizes);
 	return EXIT_SUCCESS;
 }

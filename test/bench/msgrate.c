@@ -48,5 +48,6 @@ int main(int argc, char **argv)
 	}
 	bench_sweep(&b, &o, rate, 4096, 1, false);
 	bench_finish(&b);
+	free(o.sizes);
 	return EXIT_SUCCESS;
 }

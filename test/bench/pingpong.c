@@ -80,5 +80,6 @@ int main(int argc, char **argv)
 		}
 	}
 	bench_finish(&b);
+	free(o.sizes);
 	return EXIT_SUCCESS;
 }

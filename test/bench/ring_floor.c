@@ -146,5 +146,6 @@ int main(int argc, char **argv)
 	if (rank == 1)
 		_exit(EXIT_SUCCESS);
 	waitpid(child, NULL, 0);
+	free(o.sizes);
 	return EXIT_SUCCESS;
 }
