@@ -192,9 +192,8 @@ def print_table(args, bench, rows):
             fmt_size(r["size"]), fmt_val(r["median_" + a]), fmt_val(r["median_" + b]),
             fmt_ratio(r["ratio"]), fmt_ratio(r["pair_ratio"]), tgt, ok)
         if r["step_" + a] is not None:
-            line += "  %.2f (%s)%s" % (r["step_" + a], "%.2f" % r["step_" + b]
-                                       if r["step_" + b] is not None else "-",
-                                       "  CLIFF (< 0.9)" if r["step_" + a] < 0.9 else "")
+            line += "  %s (%s)%s" % (fmt_ratio(r["step_" + a]), fmt_ratio(r["step_" + b]),
+                                     "  CLIFF (< 0.9)" if r["step_" + a] < 0.9 else "")
         print(line)
 
 
