@@ -1,4 +1,5 @@
 /* See copy.h for why this is not just memcpy. */
+#include <stdint.h>
 #include <string.h>
 
 #ifdef __x86_64__
@@ -52,8 +53,47 @@ void xshm_copy(void *dst, const void *src, size_t len)
 	else
 		copy_loop_sse2(dst, src, len);
 }
+
+/*
+ * Whole cache lines with non-temporal stores, from dst's first line
+ * boundary: a line written partly so would be read back from memory to be
+ * merged.  The bytes before and after go through the cache.
+ */
+void xshm_copy_streaming(void *dst, const void *src, size_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	size_t head = (64 - ((uintptr_t) d & 63)) & 63;
+
+	if (len < head + 64) {
+		memcpy(d, s, len);
+		return;
+	}
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	len -= head;
+	for (; len >= 64; len -= 64, d += 64, s += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *) s);
+		__m128i b = _mm_loadu_si128((const __m128i *) (s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *) (s + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *) (s + 48));
+
+		_mm_stream_si128((__m128i *) d, a);
+		_mm_stream_si128((__m128i *) (d + 16), b);
+		_mm_stream_si128((__m128i *) (d + 32), c);
+		_mm_stream_si128((__m128i *) (d + 48), e);
+	}
+	memcpy(d, s, len);
+	_mm_sfence();
+}
 #else
 void xshm_copy(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+}
+
+void xshm_copy_streaming(void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
 }

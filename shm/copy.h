@@ -7,6 +7,10 @@
  * 0.74-0.86 from 16 KiB to 4 MiB, and 3 to 3.45 times the streaming
  * bandwidth from 16 KiB to 4 MiB.  So copies of XSHM_COPY_LOOP_MIN bytes up
  * to a bounce buffer's worth use the loop; nothing larger is copied here.
+ *
+ * xshm_copy_streaming writes with non-temporal stores, which leave nothing
+ * in this CPU's cache and take no line from another's: for filling a bounce
+ * buffer when that is cheaper (store_choice.h).
  */
 #ifndef XSHM_SHM_COPY_H
 #define XSHM_SHM_COPY_H
@@ -18,6 +22,14 @@
 #define XSHM_COPY_LOOP_MIN	2048
 #define XSHM_COPY_LOOP_MAX	XSHM_BUF_SIZE
 
+typedef void xshm_copy_fn(void *dst, const void *src, size_t len);
+
 void xshm_copy(void *dst, const void *src, size_t len);
+/*
+ * Ends with a store fence: its stores are visible before any later one, such
+ * as the one that publishes the buffer.  Plain memcpy where there are no
+ * non-temporal stores.
+ */
+void xshm_copy_streaming(void *dst, const void *src, size_t len);
 
 #endif

@@ -48,6 +48,12 @@ static void define_params(void)
 		"travel in consecutive ring cells rather than a bounce buffer "
 		"(default: %zu, at most %zu).", (size_t) XSHM_CELLS_THRESHOLD,
 		(size_t) XSHM_CELLS_MSG_MAX);
+	fi_param_define(&xshm_prov, "bounce_stores", FI_PARAM_STRING,
+		"How senders fill bounce buffers: cached (the data waits in the "
+		"sender's cache for the receiver), streaming (non-temporal "
+		"stores: through memory, for CPUs that share no cache) or auto, "
+		"chosen per receiver by timing the sender's fills (default: "
+		"auto; on CPUs other than x86-64 every fill is cached).");
 	fi_param_define(&xshm_prov, "numa", FI_PARAM_BOOL,
 		"Place each endpoint's region (ring and bounce buffers) on the "
 		"memory node of the CPU that enables the endpoint (default: "
@@ -111,6 +117,24 @@ static uint64_t param_node_id(void)
 	return id;
 }
 
+static enum xshm_bounce_stores param_bounce_stores(void)
+{
+	enum xshm_bounce_stores dflt = XSHM_HAVE_CYCLES ?
+		XSHM_BOUNCE_STORES_AUTO : XSHM_BOUNCE_STORES_CACHED;
+	char *text = NULL;
+
+	if (fi_param_get_str(&xshm_prov, "bounce_stores", &text) || !text)
+		return dflt;
+	if (!strcmp(text, "cached"))
+		return XSHM_BOUNCE_STORES_CACHED;
+	if (!strcmp(text, "streaming"))
+		return XSHM_BOUNCE_STORES_STREAMING;
+	if (strcmp(text, "auto"))
+		XSHM_WARN(FI_LOG_CORE, "ignoring FI_XSHM_BOUNCE_STORES=%s\n",
+			  text);
+	return dflt;
+}
+
 static void xshm_read_params(void)
 {
 	define_params();
@@ -121,6 +145,7 @@ static void xshm_read_params(void)
 	xshm_params.cells_threshold = param_size("cells_threshold",
 						 XSHM_CELLS_THRESHOLD,
 						 XSHM_CELLS_MSG_MAX);
+	xshm_params.bounce_stores = param_bounce_stores();
 	xshm_params.numa = param_bool("numa", true);
 	xshm_params.signal_handlers = param_bool("signal_handlers", true);
 	xshm_params.liveness_ms = param_positive_int("liveness_ms",

@@ -5,7 +5,8 @@
 #include "xshm.h"
 
 size_t xshm_iov_copy(const struct iovec *iov, size_t count, size_t offset,
-		     unsigned char *buf, size_t len, bool to_iov)
+		     unsigned char *buf, size_t len, bool to_iov,
+		     xshm_copy_fn *copy)
 {
 	size_t done = 0;
 
@@ -21,9 +22,9 @@ size_t xshm_iov_copy(const struct iovec *iov, size_t count, size_t offset,
 		if (n > len - done)
 			n = len - done;
 		if (to_iov)
-			xshm_copy(base + offset, buf + done, n);
+			copy(base + offset, buf + done, n);
 		else
-			xshm_copy(buf + done, base + offset, n);
+			copy(buf + done, base + offset, n);
 		done += n;
 		offset = 0;
 	}

@@ -133,7 +133,6 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
-	void *payload;
 
 	if (!is_inline) {
 		if (len > peer->pool.buf_size)
@@ -147,8 +146,12 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	fill_cmd(cmd, ep, op, first_piece ? op->op : XSHM_OP_CHUNK,
 		 is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF, index,
 		 (uint32_t) len);
-	payload = is_inline ? cmd->data : xshm_pool_buf(&peer->pool, index);
-	xshm_iov_copy_from(payload, op->iov, op->iov_count, op->sent, len);
+	if (is_inline)
+		xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, op->sent,
+				   len);
+	else
+		xshm_bounce_fill(ep, peer, xshm_pool_buf(&peer->pool, index),
+				 op->iov, op->iov_count, op->sent, len);
 	if (publish(peer, op, cmd, pos, len)) {
 		if (!is_inline && first_piece)
 			xshm_spare_want(ep, op->dest);
@@ -442,15 +445,19 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
+	void *payload;
 
 	if (!in_cell && xshm_spare_borrow(ep, region, &index))
 		return no_room(ep, peer);
 	cmd = xshm_ring_reserve(&region->ring, &pos);
 	if (!cmd)
 		goto give_back;
-	xshm_iov_copy_from(fill_whole(cmd, ep, region, in_cell, index, kind,
-				      total, tag, data, flags),
-			   iov, count, 0, total);
+	payload = fill_whole(cmd, ep, region, in_cell, index, kind, total, tag,
+			     data, flags);
+	if (in_cell)
+		xshm_iov_copy_from(payload, iov, count, 0, total);
+	else
+		xshm_bounce_fill(ep, region, payload, iov, count, 0, total);
 	if (xshm_ring_commit(&region->ring, cmd, pos))
 		goto give_back;		/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);

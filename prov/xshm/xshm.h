@@ -28,6 +28,7 @@
 #include "shm/liveness.h"
 #include "shm/scopy/scopy.h"
 #include "shm/region.h"
+#include "shm/store_choice.h"
 #include "shm/sweep.h"
 
 /*
@@ -48,6 +49,7 @@
 #define XSHM_TX_SIZE		256
 #define XSHM_BUFS_DONE_MAX	16	/* bounce buffers freed per batch */
 #define XSHM_SPARES		8	/* spare bounce buffers an endpoint keeps */
+#define XSHM_STORE_CHOICES	16	/* receivers' store choices it keeps */
 #define XSHM_RX_SIZE		256
 #define XSHM_ADDR_PREFIX	"fi_xshm://"
 /* "fi_xshm://" + 16 hex + "/" + 16 hex + NUL */
@@ -148,6 +150,11 @@ struct xshm_params {
 	bool signal_handlers;		/* unlink our regions on signals */
 	int liveness_ms;		/* period of the liveness sweep */
 	size_t unexp_bytes_max;		/* held unexpected data before flow control */
+	enum xshm_bounce_stores {
+		XSHM_BOUNCE_STORES_AUTO,	/* chosen by measurement */
+		XSHM_BOUNCE_STORES_CACHED,
+		XSHM_BOUNCE_STORES_STREAMING,
+	} bounce_stores;		/* how senders fill bounce buffers */
 };
 extern struct xshm_params xshm_params;
 
@@ -548,6 +555,8 @@ struct xshm_ep {
 	} spares[XSHM_SPARES];
 	bool spare_wanted;		/* for spare_dest, on the next idle poll */
 	fi_addr_t spare_dest;
+	/* bounce_fill.c: receivers whose mapping ids share a slot share it */
+	struct xshm_store_choice store_choices[XSHM_STORE_CHOICES];
 	struct xshm_buf_done {		/* buf_return.c */
 		uint32_t index;
 		uint64_t borrower;
@@ -624,6 +633,15 @@ int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
 void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest);
 void xshm_spare_refill(struct xshm_ep *ep);
 void xshm_spare_release(struct xshm_ep *ep, const struct xshm_region *peer);
+
+/*
+ * Copies len bytes of the iov from offset into a bounce buffer of peer's,
+ * with the stores FI_XSHM_BOUNCE_STORES asks for or measurement chose
+ * (bounce_fill.c).
+ */
+void xshm_bounce_fill(struct xshm_ep *ep, const struct xshm_region *peer,
+		      void *buf, const struct iovec *iov, size_t count,
+		      size_t offset, size_t len);
 
 /* A bounce buffer the receive path is done with, freed in a batch (buf_return.c). */
 void xshm_buf_return(struct xshm_ep *ep, uint32_t index, uint64_t borrower);
@@ -710,9 +728,13 @@ static inline char *xshm_iov_one_buffer(const struct iovec *iov, size_t count,
 	return (char *) iov[0].iov_base + offset;
 }
 
-/* Copies len bytes between buf and the iov from offset; returns the bytes copied. */
+/*
+ * Copies len bytes between buf and the iov from offset, with copy; returns
+ * the bytes copied.
+ */
 size_t xshm_iov_copy(const struct iovec *iov, size_t count, size_t offset,
-		     unsigned char *buf, size_t len, bool to_iov);
+		     unsigned char *buf, size_t len, bool to_iov,
+		     xshm_copy_fn *copy);
 
 static inline size_t xshm_iov_copy_to(const struct iovec *iov, size_t count,
 				      size_t offset, const void *src,
@@ -722,9 +744,23 @@ static inline size_t xshm_iov_copy_to(const struct iovec *iov, size_t count,
 
 	if (!base)
 		return xshm_iov_copy(iov, count, offset, (unsigned char *) src,
-				     len, true);
+				     len, true, xshm_copy);
 	if (len)
 		xshm_copy(base, src, len);
+	return len;
+}
+
+/* Gathers len bytes of the iov from offset into dst, with copy. */
+static inline size_t xshm_iov_gather(xshm_copy_fn *copy, void *dst,
+				     const struct iovec *iov, size_t count,
+				     size_t offset, size_t len)
+{
+	char *base = xshm_iov_one_buffer(iov, count, offset, len);
+
+	if (!base)
+		return xshm_iov_copy(iov, count, offset, dst, len, false, copy);
+	if (len)
+		copy(dst, base, len);
 	return len;
 }
 
@@ -732,13 +768,7 @@ static inline size_t xshm_iov_copy_from(void *dst, const struct iovec *iov,
 					size_t count, size_t offset,
 					size_t len)
 {
-	char *base = xshm_iov_one_buffer(iov, count, offset, len);
-
-	if (!base)
-		return xshm_iov_copy(iov, count, offset, dst, len, false);
-	if (len)
-		xshm_copy(dst, base, len);
-	return len;
+	return xshm_iov_gather(xshm_copy, dst, iov, count, offset, len);
 }
 
 int xshm_fid_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);

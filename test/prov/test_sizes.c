@@ -14,6 +14,7 @@
 #define TAG	0x51e5ULL
 #define GUARD	64
 #define GiB	((size_t)1 << 30)
+#define N(a)	((int)(sizeof(a) / sizeof((a)[0])))
 
 static const size_t sizes[] = {
 	0, 1,
@@ -102,6 +103,32 @@ static void use_longest_runs(void)
 	XT_ASSERT(setenv("FI_XSHM_CELLS_THRESHOLD", "4096", 1) == 0, "setenv");
 }
 
+/* One tagged message from the child, sent from iovs of these lengths. */
+static void transfer_iovs(const size_t *lens, size_t niov)
+{
+	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = true, .tag = TAG, .niov = niov };
+	unsigned char *buf;
+	struct xt_comp c;
+	struct xt_rig r;
+
+	for (size_t i = 0; i < niov; i++) {
+		sc.iov_len[i] = lens[i];
+		sc.len += lens[i];
+	}
+	sc.seed = sc.len;
+	buf = xt_alloc(sc.len + GUARD);
+	memset(buf, 0x5a, sc.len + GUARD);
+	xt_rig_start(&r, 1, 0);
+	xt_post_recv(&r.x, true, buf, sc.len, FI_ADDR_UNSPEC, TAG, 0, buf);
+	xt_remote_send(&r.x, &r.a, &sc);
+	xt_wait_rx(&r.x, &c);
+	check_received(&c, buf, sc.len, true);
+	XT_ASSERT(xt_remote_done(&r.x, &r.a).completed, "%zu iovs, %zu bytes: no send completion",
+		  niov, sc.len);
+	xt_rig_stop(&r);
+	free(buf);
+}
+
 /* Messages that span ring cells, sent from iovs that cut across the cells. */
 static const struct { size_t niov, len[3]; } cell_iovs[] = {
 	{ 2, { 100, 101 } },
@@ -112,27 +139,7 @@ static const struct { size_t niov, len[3]; } cell_iovs[] = {
 
 START_TEST(sizes_cells_from_iovs_arrive_intact)
 {
-	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = true, .seed = 3, .tag = TAG,
-				  .niov = cell_iovs[_i].niov };
-	unsigned char *buf;
-	struct xt_comp c;
-	struct xt_rig r;
-
-	for (size_t i = 0; i < sc.niov; i++) {
-		sc.iov_len[i] = cell_iovs[_i].len[i];
-		sc.len += sc.iov_len[i];
-	}
-	sc.seed = sc.len;
-	buf = xt_alloc(sc.len + GUARD);
-	memset(buf, 0x5a, sc.len + GUARD);
-	xt_rig_start(&r, 1, 0);
-	xt_post_recv(&r.x, true, buf, sc.len, FI_ADDR_UNSPEC, TAG, 0, buf);
-	xt_remote_send(&r.x, &r.a, &sc);
-	xt_wait_rx(&r.x, &c);
-	check_received(&c, buf, sc.len, true);
-	XT_ASSERT(xt_remote_done(&r.x, &r.a).completed, "iov shape %d: no send completion", _i);
-	xt_rig_stop(&r);
-	free(buf);
+	transfer_iovs(cell_iovs[_i].len, cell_iovs[_i].niov);
 }
 END_TEST
 
@@ -176,6 +183,64 @@ START_TEST(sizes_cells_fill_the_ring_then_all_arrive)
 	free(in);
 }
 END_TEST
+
+/*
+ * Messages through bounce buffers, filled with the stores that
+ * FI_XSHM_BOUNCE_STORES forces: whole buffers, pieces and a last piece in
+ * a cell, and iovs whose pieces start off cache-line boundaries.
+ */
+static const size_t bounce_sizes[] = {
+	XSHM_CELLS_MSG_MAX + 1, XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1,
+	2 * XSHM_BUF_SIZE + XSHM_INLINE_MAX + 1, 3 * XSHM_BUF_SIZE + 100,
+};
+
+static const struct { size_t niov, len[3]; } bounce_iovs[] = {
+	{ 2, { 4097, 4099 } },
+	{ 3, { 1, XSHM_BUF_SIZE, 63 } },
+	{ 3, { 65, XSHM_BUF_SIZE - 130, XSHM_BUF_SIZE + 7 } },
+};
+
+static void use_streaming_stores(void)
+{
+	XT_ASSERT(setenv("FI_XSHM_BOUNCE_STORES", "streaming", 1) == 0, "setenv");
+}
+
+static void use_cached_stores(void)
+{
+	XT_ASSERT(setenv("FI_XSHM_BOUNCE_STORES", "cached", 1) == 0, "setenv");
+}
+
+START_TEST(stores_bounce_message_arrives_intact)
+{
+	transfer(bounce_sizes[_i], true, false);
+}
+END_TEST
+
+START_TEST(stores_unexpected_bounce_message_arrives_intact)
+{
+	transfer(bounce_sizes[_i], true, true);
+}
+END_TEST
+
+START_TEST(stores_bounce_message_from_iovs_arrives_intact)
+{
+	transfer_iovs(bounce_iovs[_i].len, bounce_iovs[_i].niov);
+}
+END_TEST
+
+static void add_stores_case(Suite *s, const char *name, void (*setup)(void))
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_loop_test(tc, stores_bounce_message_arrives_intact, 0, N(bounce_sizes));
+	tcase_add_loop_test(tc, stores_unexpected_bounce_message_arrives_intact, 0,
+			    N(bounce_sizes));
+	tcase_add_loop_test(tc, stores_bounce_message_from_iovs_arrives_intact, 0,
+			    N(bounce_iovs));
+	suite_add_tcase(s, tc);
+}
 
 static size_t max_msg_size(const struct xt_ep *x)
 {
@@ -255,8 +320,6 @@ START_TEST(sizes_send_above_max_msg_size_gives_emsgsize)
 }
 END_TEST
 
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *sizes_suite(void)
 {
 	Suite *s = suite_create("sizes");
@@ -280,6 +343,9 @@ static Suite *sizes_suite(void)
 	tcase_add_loop_test(cells, sizes_cells_from_iovs_arrive_intact, 0, N(cell_iovs));
 	tcase_add_test(cells, sizes_cells_fill_the_ring_then_all_arrive);
 	suite_add_tcase(s, cells);
+
+	add_stores_case(s, "streaming_stores", use_streaming_stores);
+	add_stores_case(s, "cached_stores", use_cached_stores);
 
 	tcase_set_timeout(max, 90);
 	tcase_add_test(max, sizes_message_of_max_msg_size_arrives_intact);

@@ -1,7 +1,8 @@
 /*
  * Unit tests of shm/copy.c: every length across the vector loop's range
  * and its edges, at every misalignment of source and destination, copies
- * exactly its bytes and writes nothing around them.
+ * exactly its bytes and writes nothing around them; the same for the
+ * streaming copy, whose edges are its first and last whole cache lines.
  */
 #include <check.h>
 #include <stdint.h>
@@ -21,19 +22,33 @@ static void fill_source(void)
 		src_buf[i] = (unsigned char) (i * 131 + 7);
 }
 
+/* The first byte of dst_buf from `from` to `to` that is not 0xee, or `to`. */
+static size_t first_written(size_t from, size_t to)
+{
+	while (from < to && dst_buf[from] == 0xee)
+		from++;
+	return from;
+}
+
+/* One assertion per region: check marks every assertion with a write. */
+static void check_copy_with(xshm_copy_fn *copy, size_t len, size_t src_off,
+			    size_t dst_off)
+{
+	size_t start = GUARD + dst_off, written;
+
+	memset(dst_buf, 0xee, SPAN);
+	copy(dst_buf + start, src_buf + GUARD + src_off, len);
+	written = first_written(0, start);
+	ck_assert_msg(written == start, "len %zu: byte %zu before written", len, written);
+	ck_assert_msg(memcmp(dst_buf + start, src_buf + GUARD + src_off, len) == 0,
+		      "len %zu, offsets %zu/%zu: bytes differ", len, src_off, dst_off);
+	written = first_written(start + len, SPAN);
+	ck_assert_msg(written == SPAN, "len %zu: byte %zu after written", len, written);
+}
+
 static void check_copy(size_t len, size_t src_off, size_t dst_off)
 {
-	memset(dst_buf, 0xee, SPAN);
-	xshm_copy(dst_buf + GUARD + dst_off, src_buf + GUARD + src_off, len);
-	for (size_t i = 0; i < GUARD + dst_off; i++)
-		ck_assert_msg(dst_buf[i] == 0xee, "len %zu: byte %zu before written",
-			      len, i);
-	ck_assert_msg(memcmp(dst_buf + GUARD + dst_off, src_buf + GUARD + src_off,
-			     len) == 0, "len %zu, offsets %zu/%zu: bytes differ", len,
-		      src_off, dst_off);
-	for (size_t i = GUARD + dst_off + len; i < SPAN; i++)
-		ck_assert_msg(dst_buf[i] == 0xee, "len %zu: byte %zu after written",
-			      len, i);
+	check_copy_with(xshm_copy, len, src_off, dst_off);
 }
 
 START_TEST(every_length_around_the_loop_edges)
@@ -58,6 +73,27 @@ START_TEST(every_misalignment_inside_the_loop)
 }
 END_TEST
 
+START_TEST(streaming_every_short_length_at_every_alignment)
+{
+	fill_source();
+	for (size_t dst_off = 0; dst_off < 64; dst_off++)
+		for (size_t len = 0; len < 3 * 64; len++)
+			check_copy_with(xshm_copy_streaming, len, 5, dst_off);
+}
+END_TEST
+
+START_TEST(streaming_a_bounce_buffer_at_every_alignment)
+{
+	fill_source();
+	for (size_t dst_off = 0; dst_off < 64; dst_off++)
+		for (size_t src_off = 0; src_off < 64; src_off += 7)
+			check_copy_with(xshm_copy_streaming, XSHM_BUF_SIZE - dst_off,
+					src_off, dst_off);
+	for (size_t len = XSHM_BUF_SIZE - 130; len <= XSHM_BUF_SIZE; len++)
+		check_copy_with(xshm_copy_streaming, len, 0, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("copy");
@@ -68,6 +104,8 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, every_length_around_the_loop_edges);
 	tcase_add_test(tc, every_misalignment_inside_the_loop);
+	tcase_add_test(tc, streaming_every_short_length_at_every_alignment);
+	tcase_add_test(tc, streaming_a_bounce_buffer_at_every_alignment);
 	suite_add_tcase(s, tc);
 	runner = srunner_create(s);
 	srunner_run_all(runner, CK_NORMAL);

@@ -1,0 +1,42 @@
+/*
+ * Filling a bounce buffer: with cached or streaming stores, as
+ * FI_XSHM_BOUNCE_STORES says, or by default as the sender's measurements
+ * of its own fills to that receiver choose (shm/store_choice.h).
+ */
+#include "xshm.h"
+
+static xshm_copy_fn *copy_of(enum xshm_stores kind)
+{
+	return kind == XSHM_STORES_STREAMING ? xshm_copy_streaming : xshm_copy;
+}
+
+void xshm_bounce_fill(struct xshm_ep *ep, const struct xshm_region *peer,
+		      void *buf, const struct iovec *iov, size_t count,
+		      size_t offset, size_t len)
+{
+	struct xshm_store_choice *choice;
+	enum xshm_stores kind;
+	uint64_t start;
+
+	switch (xshm_params.bounce_stores) {
+	case XSHM_BOUNCE_STORES_CACHED:
+		xshm_iov_gather(xshm_copy, buf, iov, count, offset, len);
+		return;
+	case XSHM_BOUNCE_STORES_STREAMING:
+		xshm_iov_gather(xshm_copy_streaming, buf, iov, count, offset,
+				len);
+		return;
+	case XSHM_BOUNCE_STORES_AUTO:
+		break;
+	}
+	choice = &ep->store_choices[peer->mapping_id % XSHM_STORE_CHOICES];
+	if (len < XSHM_STORE_TIMED_MIN) {
+		xshm_iov_gather(copy_of(choice->chosen), buf, iov, count,
+				offset, len);
+		return;
+	}
+	kind = xshm_store_pick(choice);
+	start = xshm_cycles();
+	xshm_iov_gather(copy_of(kind), buf, iov, count, offset, len);
+	xshm_store_record(choice, kind, xshm_cycles() - start, len);
+}
