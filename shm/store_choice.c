@@ -13,15 +13,12 @@ enum xshm_stores xshm_store_pick(struct xshm_store_choice *choice)
 	return choice->chosen;
 }
 
+/* sample <= UINT32_MAX / 4; an estimate is never 0 once set. */
 static void update(uint32_t *estimate, uint64_t sample)
 {
-	if (!*estimate) {
-		*estimate = sample ? (uint32_t) sample : 1;
-		return;
-	}
-	if (sample > 4 * (uint64_t) *estimate)
+	if (*estimate && sample > 4 * (uint64_t) *estimate)
 		sample = 4 * (uint64_t) *estimate;
-	if (sample < *estimate)
+	if (!*estimate || sample < *estimate)
 		*estimate = sample ? (uint32_t) sample : 1;
 	else
 		*estimate += (uint32_t) ((sample - *estimate) / 8);
