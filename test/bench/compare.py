@@ -197,6 +197,56 @@ def print_table(args, bench, rows):
         print(line)
 
 
+# A repetition met the far placement when the reference provider's latency at
+# the smallest size, its first point, was over FAR_FACTOR times its best
+# repetition's.  The placement can change later in the repetition.
+FAR_FACTOR = 2.0
+MIN_REPS_PER_PLACEMENT = 5
+
+
+def placements(args, raw):
+    """The latency repetitions split into (near, far) by the core placement they
+    met, judged by the second provider, the reference; None when fewer than
+    MIN_REPS_PER_PLACEMENT repetitions fall on either side."""
+    ref = args.provs[1]
+    lat = [r for r in raw if r["bench"] == "latency" and r["provider"] == ref]
+    if not lat:
+        return None
+    smallest = min(r["size"] for r in lat)
+    probe = {r["rep"]: r["value"] for r in lat if r["size"] == smallest}
+    best = min(probe.values())
+    far = {rep for rep, v in probe.items() if v > FAR_FACTOR * best}
+    near = set(probe) - far
+    if min(len(near), len(far)) < MIN_REPS_PER_PLACEMENT:
+        return None
+    return near, far
+
+
+def print_placements(args, raw):
+    """Latency medians and ratios of each placement on its own."""
+    split = placements(args, raw)
+    if split is None:
+        return
+    a, b = args.provs
+    groups = [("near", split[0]), ("far", split[1])]
+    print("\n## latency by core placement: a repetition met the far one when %s's "
+          "latency at the smallest size was over %.0f times its best (near %d, far %d "
+          "repetitions)" % (b, FAR_FACTOR, len(split[0]), len(split[1])))
+    print("%8s" % "size" + "".join("%10s %10s %7s" % ("%s %s" % (g, a), "%s %s" % (g, b),
+                                                       "ratio") for g, _ in groups))
+    for size in sorted({r["size"] for r in raw if r["bench"] == "latency"}):
+        line = "%8s" % fmt_size(size)
+        for _, reps in groups:
+            med = {}
+            for p in (a, b):
+                vals = [r["value"] for r in raw if r["bench"] == "latency" and
+                        r["size"] == size and r["provider"] == p and r["rep"] in reps]
+                med[p] = statistics.median(vals) if vals else None
+            ratio = med[a] / med[b] if med[a] and med[b] else None
+            line += "%10s %10s %7s" % (fmt_val(med[a]), fmt_val(med[b]), fmt_ratio(ratio))
+        print(line)
+
+
 def plot(args, bench, rows, raw, path):
     import matplotlib
     import matplotlib.ticker
@@ -370,6 +420,7 @@ def main():
             plot(args, bench, rows, raw, png)
         except ImportError as e:
             print("# no plot (%s): install python3-matplotlib" % e)
+    print_placements(args, raw)
     mem = memory(args, runner) if "memory" in benches else []
 
     write_csv(os.path.join(out, "raw.csv"), raw)
