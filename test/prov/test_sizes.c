@@ -44,11 +44,13 @@ static void check_received(const struct xt_comp *c, const unsigned char *buf, si
 		XT_ASSERT(buf[i] == 0x5a, "size %zu: byte %zu past the buffer was written", size, i);
 }
 
-/* One message of `size` bytes, seeded with its size, from the child to us. */
-static void transfer(size_t size, bool tagged, bool unexpected)
+/*
+ * The child's message sc (seeded with its length), received by us into a
+ * buffer of exactly its length, intact; its send completes without error.
+ */
+static void transfer_cmd(const struct xt_send_cmd *sc, bool unexpected)
 {
-	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = tagged, .len = size, .seed = size,
-				  .tag = TAG };
+	size_t size = sc->len;
 	unsigned char *buf = xt_alloc(size + GUARD);
 	struct xt_send_result res;
 	struct xt_comp c;
@@ -57,20 +59,29 @@ static void transfer(size_t size, bool tagged, bool unexpected)
 	memset(buf, 0x5a, size + GUARD);
 	xt_rig_start(&r, 1, 0);
 	if (unexpected) {
-		xt_remote_send(&r.x, &r.a, &sc);
+		xt_remote_send(&r.x, &r.a, sc);
 		xt_settle(&r);
 	}
-	xt_post_recv(&r.x, tagged, buf, size, FI_ADDR_UNSPEC, TAG, 0, buf);
+	xt_post_recv(&r.x, sc->tagged, buf, size, FI_ADDR_UNSPEC, TAG, 0, buf);
 	if (!unexpected)
-		xt_remote_send(&r.x, &r.a, &sc);
+		xt_remote_send(&r.x, &r.a, sc);
 	xt_wait_rx(&r.x, &c);
 	XT_ASSERT(c.e.op_context == buf, "size %zu: context %p", size, c.e.op_context);
-	check_received(&c, buf, size, tagged);
+	check_received(&c, buf, size, sc->tagged);
 	res = xt_remote_done(&r.x, &r.a);
 	XT_ASSERT(res.completed && !res.is_err, "size %zu: send completed %d, err %d", size,
 		  res.completed, res.err);
 	xt_rig_stop(&r);
 	free(buf);
+}
+
+/* One message of `size` bytes from one buffer. */
+static void transfer(size_t size, bool tagged, bool unexpected)
+{
+	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = tagged, .len = size, .seed = size,
+				  .tag = TAG };
+
+	transfer_cmd(&sc, unexpected);
 }
 
 START_TEST(sizes_expected_tagged_message_arrives_intact)
@@ -103,30 +114,17 @@ static void use_longest_runs(void)
 	XT_ASSERT(setenv("FI_XSHM_CELLS_THRESHOLD", "4096", 1) == 0, "setenv");
 }
 
-/* One tagged message from the child, sent from iovs of these lengths. */
+/* One tagged message, sent from iovs of these lengths. */
 static void transfer_iovs(const size_t *lens, size_t niov)
 {
 	struct xt_send_cmd sc = { .op = XT_SEND, .tagged = true, .tag = TAG, .niov = niov };
-	unsigned char *buf;
-	struct xt_comp c;
-	struct xt_rig r;
 
 	for (size_t i = 0; i < niov; i++) {
 		sc.iov_len[i] = lens[i];
 		sc.len += lens[i];
 	}
 	sc.seed = sc.len;
-	buf = xt_alloc(sc.len + GUARD);
-	memset(buf, 0x5a, sc.len + GUARD);
-	xt_rig_start(&r, 1, 0);
-	xt_post_recv(&r.x, true, buf, sc.len, FI_ADDR_UNSPEC, TAG, 0, buf);
-	xt_remote_send(&r.x, &r.a, &sc);
-	xt_wait_rx(&r.x, &c);
-	check_received(&c, buf, sc.len, true);
-	XT_ASSERT(xt_remote_done(&r.x, &r.a).completed, "%zu iovs, %zu bytes: no send completion",
-		  niov, sc.len);
-	xt_rig_stop(&r);
-	free(buf);
+	transfer_cmd(&sc, false);
 }
 
 /* Messages that span ring cells, sent from iovs that cut across the cells. */
