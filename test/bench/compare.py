@@ -228,22 +228,22 @@ def print_placements(args, raw):
     if split is None:
         return
     a, b = args.provs
-    groups = [("near", split[0]), ("far", split[1])]
+    names = ("near", "far")
+    tables = [{row["size"]: row for row in
+               summarize(args, "latency", [r for r in raw if r["rep"] in reps])}
+              for reps in split]
     print("\n## latency by core placement: a repetition met the far one when %s's "
           "latency at the smallest size was over %.0f times its best (near %d, far %d "
           "repetitions)" % (b, FAR_FACTOR, len(split[0]), len(split[1])))
     print("%8s" % "size" + "".join("%10s %10s %7s" % ("%s %s" % (g, a), "%s %s" % (g, b),
-                                                       "ratio") for g, _ in groups))
-    for size in sorted({r["size"] for r in raw if r["bench"] == "latency"}):
+                                                       "ratio") for g in names))
+    for size in sorted(set(tables[0]) | set(tables[1])):
         line = "%8s" % fmt_size(size)
-        for _, reps in groups:
-            med = {}
-            for p in (a, b):
-                vals = [r["value"] for r in raw if r["bench"] == "latency" and
-                        r["size"] == size and r["provider"] == p and r["rep"] in reps]
-                med[p] = statistics.median(vals) if vals else None
-            ratio = med[a] / med[b] if med[a] and med[b] else None
-            line += "%10s %10s %7s" % (fmt_val(med[a]), fmt_val(med[b]), fmt_ratio(ratio))
+        for table in tables:
+            row = table.get(size, {})
+            line += "%10s %10s %7s" % (fmt_val(row.get("median_" + a)),
+                                       fmt_val(row.get("median_" + b)),
+                                       fmt_ratio(row.get("ratio")))
         print(line)
 
 
