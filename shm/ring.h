@@ -78,37 +78,6 @@ static inline void *xshm_ring_cell(const struct xshm_ring_ref *ref,
 	return ref->ring->cells + (pos & ref->mask) * ref->cell_size;
 }
 
-/* A hint to fetch p's cache line ready to be written. */
-static inline void xshm_prefetch_write(const void *p)
-{
-#ifdef __x86_64__
-	/* gcc emits PREFETCHW for __builtin_prefetch only under -mprfchw. */
-	__asm__ volatile("prefetchw %0" : : "m"(*(const char *) p));
-#else
-	__builtin_prefetch(p, 1, 3);
-#endif
-}
-
-/*
- * Starts taking ownership of the cache lines that a push of bytes into the
- * cell at pos will write: all but the cell's first line, which the
- * consumer polls (taking it early would only slow those polls), plus the
- * claim line.  A producer calls this after a commit, for the cell after
- * it, so that its next push of a like message writes lines it owns
- * instead of waiting for the consumer's copies of them to be invalidated.
- * Only a hint: nothing is written.
- */
-static inline void xshm_ring_prefetch_push(const struct xshm_ring_ref *ref,
-					   uint64_t pos, size_t bytes)
-{
-	unsigned char *cell = xshm_ring_cell(ref, pos);
-	size_t end = bytes < ref->cell_size ? bytes : ref->cell_size;
-
-	for (size_t off = XSHM_CACHE_LINE; off < end; off += XSHM_CACHE_LINE)
-		xshm_prefetch_write(cell + off);
-	xshm_prefetch_write(cell + ref->cell_size - XSHM_CELL_CLAIM_SIZE);
-}
-
 /*
  * Consumer side (one thread at a time).  peek is inline: an idle endpoint
  * calls it on every poll.  It returns the head cell once published, else

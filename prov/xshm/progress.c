@@ -47,7 +47,6 @@ void xshm_ep_progress(struct xshm_ep *ep)
 		return;
 	idle = !xshm_ep_drain(ep, XSHM_RX_BUDGET);
 	if (idle) {
-		ep->idle_since_push = true;
 		xshm_buf_return_flush(ep);
 		if (ep->spare_wanted)
 			xshm_spare_refill(ep);

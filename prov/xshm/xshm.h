@@ -553,7 +553,6 @@ struct xshm_ep {
 		uint32_t index;
 		bool held;
 	} spares[XSHM_SPARES];
-	bool idle_since_push;		/* a poll found nothing since (send.c) */
 	bool spare_wanted;		/* for spare_dest, on the next idle poll */
 	fi_addr_t spare_dest;
 	/* bounce_fill.c: receivers whose mapping ids share a slot share it */
