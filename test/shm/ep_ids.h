@@ -15,7 +15,10 @@ int test_ep_ids_init(uint16_t tag);
 /* A fresh endpoint id, unique across the processes the runner forks. */
 uint64_t test_ep_id(void);
 
-/* Runs the suite, then fails the run if a region of it is left behind. */
+/*
+ * Runs the suite, then, in a program that called test_ep_ids_init, fails
+ * the run if a region of it is left behind.  Returns main's exit status.
+ */
 int test_run_suite(Suite *suite);
 
 #endif

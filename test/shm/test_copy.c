@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ep_ids.h"
 #include "shm/copy.h"
 
 #define GUARD	64
@@ -98,8 +99,6 @@ int main(void)
 {
 	Suite *s = suite_create("copy");
 	TCase *tc = tcase_create("copy");
-	SRunner *runner;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, every_length_around_the_loop_edges);
@@ -107,9 +106,5 @@ int main(void)
 	tcase_add_test(tc, streaming_every_short_length_at_every_alignment);
 	tcase_add_test(tc, streaming_a_bounce_buffer_at_every_alignment);
 	suite_add_tcase(s, tc);
-	runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(s);
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ep_ids.h"
 #include "shm/pool.h"
 
 #define TEST_TIMEOUT	60
@@ -548,11 +549,5 @@ static Suite *pool_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(pool_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(pool_suite());
 }

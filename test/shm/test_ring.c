@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ep_ids.h"
 #include "shm/ring.h"
 
 #define TEST_TIMEOUT		60
@@ -851,11 +852,5 @@ static Suite *ring_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(ring_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(ring_suite());
 }

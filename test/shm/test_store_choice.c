@@ -7,6 +7,7 @@
 #include <check.h>
 #include <stdlib.h>
 
+#include "ep_ids.h"
 #include "shm/store_choice.h"
 
 #define FILL	16384	/* bytes per made-up fill */
@@ -144,8 +145,6 @@ int main(void)
 {
 	Suite *s = suite_create("store_choice");
 	TCase *tc = tcase_create("store_choice");
-	SRunner *runner;
-	int failed;
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, a_fresh_choice_times_both_kinds_first);
@@ -157,9 +156,5 @@ int main(void)
 	tcase_add_test(tc, between_the_thresholds_the_choice_stays);
 	tcase_add_test(tc, empty_and_huge_fills_are_harmless);
 	suite_add_tcase(s, tc);
-	runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return test_run_suite(s);
 }
