@@ -31,9 +31,9 @@ static void decide(struct xshm_store_choice *choice)
 
 	if (!cached || !streaming)
 		return;
-	if (cached > XSHM_STORE_STREAM_ABOVE * streaming)
+	if (cached * 100 > XSHM_STORE_STREAM_ABOVE * streaming)
 		choice->chosen = XSHM_STORES_STREAMING;
-	else if (cached < XSHM_STORE_CACHE_BELOW * streaming)
+	else if (cached * 100 < XSHM_STORE_CACHE_BELOW * streaming)
 		choice->chosen = XSHM_STORES_CACHED;
 }
 

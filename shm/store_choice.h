@@ -8,18 +8,20 @@
  * line crosses between the caches twice, taken from the receiver for the
  * store and read back by it.  On the AMD EPYC guest this was measured on,
  * a cached fill of a 16 KiB buffer then cost 5 to 10 times a streaming one,
- * and one-way latency from 16 KiB to 4 MiB was 2 to 4 times that of
- * streaming stores, whose lines the receiver reads from memory.  With the
- * vCPUs near, a cached fill cost 1 to 2 times a streaming one, and
- * streaming doubled the latency: the receiver's copy from memory is slower
- * than from the shared cache.
+ * but only 2 to 4 times in the stream of fills that messages of 1 MiB and
+ * more make, where streaming stores queue behind the writes to memory; and
+ * one-way latency from 16 KiB to 4 MiB was 2 to 4 times that of streaming
+ * stores, whose lines the receiver reads from memory (1 MiB: 155-180 us
+ * against 59-65).  With the vCPUs near, a cached fill cost 1 to 2 times a
+ * streaming one, and streaming doubled the latency: the receiver's copy
+ * from memory is slower than from the shared cache.
  *
  * So the sender times its fills, in cycles per KiB, and keeps an estimate
  * for each kind: every fill of the kind chosen updates that one, and one
  * fill in XSHM_STORE_PROBE_EVERY, of the other kind, keeps the other
  * current.  Fills stream once cached ones cost more than
- * XSHM_STORE_STREAM_ABOVE times the streaming ones, and go back to cached
- * below XSHM_STORE_CACHE_BELOW times.  An estimate drops to a cheaper
+ * XSHM_STORE_STREAM_ABOVE percent of the streaming ones, and go back to
+ * cached below XSHM_STORE_CACHE_BELOW percent.  An estimate drops to a cheaper
  * fill's time at once and moves an eighth of the way towards a dearer one,
  * counted at most four times the estimate: a fill that page faults or loses
  * its CPU moves it little, and one probe undoes a cold first fill's.
@@ -33,8 +35,9 @@
 
 /* Probing 1 fill in 64 cost near CPUs 2-7% of the latency; 1 in 256, noise. */
 #define XSHM_STORE_PROBE_EVERY	256
-#define XSHM_STORE_STREAM_ABOVE	4
-#define XSHM_STORE_CACHE_BELOW	3
+/* Thresholds on the ratio cached / streaming, in percent. */
+#define XSHM_STORE_STREAM_ABOVE	250
+#define XSHM_STORE_CACHE_BELOW	200
 /* Shorter fills are not timed: fixed costs would dominate their rate. */
 #define XSHM_STORE_TIMED_MIN	4096
 
