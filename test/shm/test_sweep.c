@@ -4,6 +4,7 @@
  * every command the sender committed before it died.
  */
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,8 +133,10 @@ START_TEST(sweep_after_drain)
 	for (uint32_t i = 0, index; i < test_geom.pool_bufs; i++)
 		ck_assert_int_eq(xshm_pool_alloc(&receiver.pool, 7, &index), 0);
 
+	/* Any endpoint of this user, in a test run beside this one, may have
+	 * reclaimed the dead child's file already. */
 	xshm_region_name(dead_name, sizeof(dead_name), dead_id);
-	ck_assert_int_eq(shm_unlink(dead_name), 0);
+	ck_assert(shm_unlink(dead_name) == 0 || errno == ENOENT);
 	xshm_region_close(&live);
 	xshm_region_close(&receiver);
 }
