@@ -63,7 +63,7 @@ timed() {
 }
 
 default_suite() {
-	if ! xshm_build; then
+	if [ "$built" != 1 ]; then
 		echo "default: 0 passed, 1 failed (build)"
 		return
 	fi
@@ -74,8 +74,13 @@ default_suite() {
 xshm_files >"$shm_before"
 xshm_install_deps || echo "default: 0 passed, 1 failed (installing packages)" | tee -a "$results"
 sanitize=${XSHM_SANITIZE:-1}
+# The default build runs alone; the sanitizer builds then overlap the
+# default tests, which mostly wait, instead of competing with that build.
+start=$SECONDS
+built=0
+xshm_build && built=1
+echo "default: build took $((SECONDS - start)) s"
 if [ "$sanitize" != 0 ]; then
-	# The sanitizer builds overlap the default suite, which mostly waits.
 	sanitize_build=$(mktemp)
 	bash test/sanitize.sh --build-only >"$sanitize_build" 2>&1 &
 	sanitize_build_pid=$!
