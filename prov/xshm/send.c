@@ -32,6 +32,35 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 }
 
 /*
+ * The receiver polls a cell's first cache line, where its header is.  So
+ * the payload goes in first, beyond that line, and the header and the
+ * payload's bytes in that line last: the sender then takes the line from
+ * the polling receiver once, right before the commit, instead of once for
+ * the header and again for the commit after the receiver read it back.
+ * fill_cell_tail copies all but the first line's bytes and returns how
+ * many those are, for fill_cell_head once the header is written.
+ */
+static size_t fill_cell_tail(const struct xshm_cmd *cmd, unsigned char *payload,
+			     const struct iovec *iov, size_t count,
+			     size_t offset, size_t len)
+{
+	size_t in_line = XSHM_CACHE_LINE -
+			 (size_t) (payload - (const unsigned char *) cmd);
+	size_t head = len < in_line ? len : in_line;
+
+	if (len > head)
+		xshm_iov_copy_from(payload + head, iov, count, offset + head,
+				   len - head);
+	return head;
+}
+
+static void fill_cell_head(unsigned char *payload, const struct iovec *iov,
+			   size_t count, size_t offset, size_t head)
+{
+	xshm_iov_copy_from(payload, iov, count, offset, head);
+}
+
+/*
  * Publishes op's cell carrying its next len bytes.  False when the receiver
  * skipped the cell as stalled: the bytes are to be pushed again later.
  */
@@ -107,14 +136,16 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 					  XSHM_CELL_PAYLOAD);
 	struct xshm_cmd *cmd;
 	uint64_t pos;
+	size_t head;
 
 	if (xshm_ring_reserve_n(&peer->ring, ncells, &pos))
 		return false;
 	push_continuations(peer, op, pos, ncells);
 	cmd = xshm_ring_cell(&peer->ring, pos);
+	head = fill_cell_tail(cmd, cmd->data, op->iov, op->iov_count, 0,
+			      XSHM_INLINE_MAX);
 	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_CELLS, 0, (uint32_t) op->total);
-	xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, 0,
-			   XSHM_INLINE_MAX);
+	fill_cell_head(cmd->data, op->iov, op->iov_count, 0, head);
 	return publish(peer, op, cmd, pos, op->total);
 }
 
@@ -133,6 +164,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
+	size_t head = 0;
 
 	if (!is_inline) {
 		if (len > peer->pool.buf_size)
@@ -143,15 +175,18 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd = xshm_ring_reserve(&peer->ring, &pos);
 	if (!cmd)
 		goto give_back;
+	if (is_inline)
+		head = fill_cell_tail(cmd, cmd->data, op->iov, op->iov_count,
+				      op->sent, len);
+	else
+		xshm_bounce_fill(ep, peer, xshm_pool_buf(&peer->pool, index),
+				 op->iov, op->iov_count, op->sent, len);
 	fill_cmd(cmd, ep, op, first_piece ? op->op : XSHM_OP_CHUNK,
 		 is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF, index,
 		 (uint32_t) len);
 	if (is_inline)
-		xshm_iov_copy_from(cmd->data, op->iov, op->iov_count, op->sent,
-				   len);
-	else
-		xshm_bounce_fill(ep, peer, xshm_pool_buf(&peer->pool, index),
-				 op->iov, op->iov_count, op->sent, len);
+		fill_cell_head(cmd->data, op->iov, op->iov_count, op->sent,
+			       head);
 	if (publish(peer, op, cmd, pos, len)) {
 		if (!is_inline && first_piece)
 			xshm_spare_want(ep, op->dest);
@@ -396,23 +431,25 @@ static size_t one_cell_max(uint64_t flags)
 	return (flags & FI_REMOTE_CQ_DATA) ? XSHM_INLINE_MAX : XSHM_SHORT_MAX;
 }
 
-/*
- * The header of a whole message, in its cell or in bounce buffer index
- * (in_cell false); returns where the payload goes.
- */
-static void *fill_whole(struct xshm_cmd *cmd, const struct xshm_ep *ep,
-			const struct xshm_region *peer, bool in_cell,
-			uint32_t index, uint8_t kind, size_t total,
-			uint64_t tag, uint64_t data, uint64_t flags)
+/* Whether a whole message in a cell takes the short header. */
+static bool is_short(bool in_cell, uint64_t flags)
+{
+	return in_cell && !(flags & FI_REMOTE_CQ_DATA);
+}
+
+/* The header of a whole message, in its cell or in bounce buffer index. */
+static void fill_whole(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+		       bool in_cell, uint32_t index, uint8_t kind, size_t total,
+		       uint64_t tag, uint64_t data, uint64_t flags)
 {
 	cmd->op = kind;
 	cmd->chunk_len = (uint32_t) total;
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = tag;
-	if (in_cell && !(flags & FI_REMOTE_CQ_DATA)) {
+	if (is_short(in_cell, flags)) {
 		cmd->proto = XSHM_PROTO_SHORT;
 		cmd->flags = 0;
-		return cmd->short_data;
+		return;
 	}
 	cmd->proto = in_cell ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF;
 	cmd->flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
@@ -420,7 +457,6 @@ static void *fill_whole(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	cmd->msg_size = total;
 	cmd->buf_index = index;
 	cmd->ack_id = 0;
-	return in_cell ? cmd->data : xshm_pool_buf(&peer->pool, index);
 }
 
 /* The peer took nothing: its ring or pool is full, or it is dead. */
@@ -445,19 +481,24 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
-	void *payload;
+	unsigned char *payload = NULL;
+	size_t head = 0;
 
 	if (!in_cell && xshm_spare_borrow(ep, region, &index))
 		return no_room(ep, peer);
 	cmd = xshm_ring_reserve(&region->ring, &pos);
 	if (!cmd)
 		goto give_back;
-	payload = fill_whole(cmd, ep, region, in_cell, index, kind, total, tag,
-			     data, flags);
+	if (in_cell) {
+		payload = is_short(in_cell, flags) ? cmd->short_data : cmd->data;
+		head = fill_cell_tail(cmd, payload, iov, count, 0, total);
+	} else {
+		xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, index),
+				 iov, count, 0, total);
+	}
+	fill_whole(cmd, ep, in_cell, index, kind, total, tag, data, flags);
 	if (in_cell)
-		xshm_iov_copy_from(payload, iov, count, 0, total);
-	else
-		xshm_bounce_fill(ep, region, payload, iov, count, 0, total);
+		fill_cell_head(payload, iov, count, 0, head);
 	if (xshm_ring_commit(&region->ring, cmd, pos))
 		goto give_back;		/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);

@@ -32,10 +32,15 @@ static void send_one(const struct xshm_ring_ref *out, const void *buf,
 	struct xshm_cmd *cmd;
 	uint64_t pos;
 
+	size_t in_line = XSHM_CACHE_LINE - XSHM_SHORT_HDR_SIZE;
+	size_t head = len < in_line ? len : in_line;
+
 	while (!(cmd = xshm_ring_reserve(out, &pos)))
 		;
+	/* the header's line last, as the provider does (send.c) */
+	memcpy(cmd->short_data + head, (const char *) buf + head, len - head);
 	cmd->chunk_len = (uint32_t) len;
-	memcpy(cmd->short_data, buf, len);
+	memcpy(cmd->short_data, buf, head);
 	xshm_ring_commit(out, cmd, pos);
 }
 
