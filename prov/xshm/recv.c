@@ -381,33 +381,8 @@ static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 static inline bool cmd_valid(const struct xshm_ep *ep,
 			     const struct xshm_cmd *cmd);
-
-/*
- * Where a whole message's payload is, when it is the common kind: a valid
- * message in its cell, or in one bounce buffer its sender holds.  NULL for
- * every other command, which the general path handles.
- */
-static const void *whole_payload(const struct xshm_ep *ep,
-				 const struct xshm_cmd *cmd,
-				 const struct xshm_cmd *shared)
-{
-	const struct xshm_pool_ref *pool = &ep->region.pool;
-
-	if ((cmd->op != XSHM_OP_MSG && cmd->op != XSHM_OP_TAGGED) ||
-	    cmd->chunk_len != cmd->msg_size || !cmd_valid(ep, cmd))
-		return NULL;
-	switch (cmd->proto) {
-	case XSHM_PROTO_SHORT:
-		return shared->short_data;
-	case XSHM_PROTO_INLINE:
-		return shared->data;
-	case XSHM_PROTO_BUF:
-		return xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id) ?
-		       xshm_pool_buf(pool, cmd->buf_index) : NULL;
-	default:
-		return NULL;
-	}
-}
+static bool gather_cells(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			 struct rx_payload *payload);
 
 /*
  * The receiver learns where a message goes only after matching it: the
@@ -426,31 +401,90 @@ static void prefetch_payload(const void *data, size_t len)
 }
 
 /*
- * handle_first for a whole message (whole_payload), straight to the
- * receive buffer when one that holds it matches; anything else goes on
- * through match_first.
+ * Where a whole message's payload is, when it is the common kind: a valid
+ * message in its cell, in a run of cells (gathered into cells), or in one
+ * bounce buffer its sender holds.  NULL for every other command, which the
+ * general path handles.  The first lines of a payload in cells are asked
+ * for here (prefetch_payload).
+ */
+static const void *whole_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+				 const struct xshm_cmd *shared,
+				 struct rx_payload *cells)
+{
+	const struct xshm_pool_ref *pool = &ep->region.pool;
+
+	if ((cmd->op != XSHM_OP_MSG && cmd->op != XSHM_OP_TAGGED) ||
+	    cmd->chunk_len != cmd->msg_size || !cmd_valid(ep, cmd))
+		return NULL;
+	switch (cmd->proto) {
+	case XSHM_PROTO_SHORT:
+		prefetch_payload(shared->short_data, cmd->msg_size);
+		return shared->short_data;
+	case XSHM_PROTO_INLINE:
+		prefetch_payload(shared->data, cmd->msg_size);
+		return shared->data;
+	case XSHM_PROTO_CELLS:
+		prefetch_payload(shared->data, XSHM_INLINE_MAX);
+		cells->piece[0] = shared->data;
+		return gather_cells(ep, cmd, cells) ? shared->data : NULL;
+	case XSHM_PROTO_BUF:
+		return xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id) ?
+		       xshm_pool_buf(pool, cmd->buf_index) : NULL;
+	default:
+		return NULL;
+	}
+}
+
+/* The ring cells a whole message used: one, or its run's. */
+static uint32_t whole_cells(const struct xshm_cmd *cmd,
+			    const struct rx_payload *cells)
+{
+	return cmd->proto == XSHM_PROTO_CELLS ? cells->count : 1;
+}
+
+/* A run of cells into the one buffer of a receive that holds it. */
+static void copy_cells(void *dst, const struct rx_payload *cells)
+{
+	unsigned char *to = dst;
+
+	for (uint32_t i = 0; i < cells->count; i++) {
+		xshm_copy(to, cells->piece[i], cells->len[i]);
+		to += cells->len[i];
+	}
+}
+
+/*
+ * handle_first for a whole message (whole_payload, data its first piece),
+ * straight to the receive buffer when one that holds it matches; anything
+ * else goes on through match_first.  Returns the number of cells the
+ * message used, 0 when they must stay in the ring.
  */
 static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			     const void *data)
+			     const void *data, const struct rx_payload *cells)
 {
 	struct fi_peer_rx_entry *entry = NULL;
-	struct rx_payload payload;
+	struct rx_payload one;
 	uint64_t flags;
 	fi_addr_t src;
 	int ret;
 
-	if (cmd->proto != XSHM_PROTO_BUF)
-		prefetch_payload(data, cmd->msg_size);
 	if (!xshm_av_sender_src(ep, cmd->src_ep_id, &src))
-		return 1;
+		return whole_cells(cmd, cells);
 	ret = get_entry(ep, cmd, src, &entry);
 	if (ret || entry->count != 1 || entry->iov[0].iov_len < cmd->msg_size) {
-		payload.piece[0] = data;
-		payload.len[0] = cmd->chunk_len;
-		payload.count = 1;
-		return match_first(ep, cmd, &payload, src, entry, ret) ? 1 : 0;
+		if (cmd->proto != XSHM_PROTO_CELLS) {
+			one.piece[0] = data;
+			one.len[0] = cmd->chunk_len;
+			one.count = 1;
+			cells = &one;
+		}
+		return match_first(ep, cmd, cells, src, entry, ret) ?
+		       cells->count : 0;
 	}
-	xshm_copy(entry->iov[0].iov_base, data, cmd->msg_size);
+	if (cmd->proto == XSHM_PROTO_CELLS)
+		copy_cells(entry->iov[0].iov_base, cells);
+	else
+		xshm_copy(entry->iov[0].iov_base, data, cmd->msg_size);
 	flags = comp_flags(cmd->op, cmd->flags, entry);
 	xshm_report_rx_entry(ep, entry, flags, cmd->msg_size,
 			     flags & FI_REMOTE_CQ_DATA ? cmd->cq_data : 0,
@@ -458,7 +492,7 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	entry->srx->owner_ops->free_entry(entry);
 	if ((cmd->flags & XSHM_CMD_ACK) && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, 0);
-	return 1;
+	return whole_cells(cmd, cells);
 }
 
 /* The message from that sender whose chunks are still arriving. */
@@ -670,9 +704,9 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	struct xshm_rts rts;
 
 	read_cmd(&cmd, shared);
-	whole = whole_payload(ep, &cmd, shared);
+	whole = whole_payload(ep, &cmd, shared, &payload);
 	if (whole) {
-		uint32_t cells = handle_whole(ep, &cmd, whole);
+		uint32_t cells = handle_whole(ep, &cmd, whole, &payload);
 
 		if (cells && cmd.proto == XSHM_PROTO_BUF)
 			xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);

@@ -1,9 +1,10 @@
 /*
  * The send path.  A message is pushed into the receiver's ring as one cell
- * carrying the data (up to XSHM_SHORT_MAX bytes) or naming a bounce buffer
+ * carrying the data (up to XSHM_SHORT_MAX bytes), a run of cells carrying
+ * it (up to cells_threshold bytes), or one cell naming a bounce buffer
  * borrowed from the receiver's pool, followed by XSHM_OP_CHUNK cells for
- * the rest of a large message.  The common case, a whole message in one
- * cell or one buffer with nothing queued and no ack, goes straight through
+ * the rest of a large message.  The common case, a whole message in its
+ * cells or one buffer with nothing queued and no ack, goes straight through
  * send_whole; everything else becomes a struct xshm_tx_op.  Sends that
  * cannot be pushed at once wait in ep->tx_queue, in posting order, so that
  * each receiver sees one sender's messages, and their chunks, in order.
@@ -102,48 +103,62 @@ static bool spans_cells(const struct xshm_tx_op *op)
 	       op->total <= xshm_params.cells_threshold;
 }
 
-/* Fills the continuation cells of a run and publishes them. */
-static void push_continuations(struct xshm_region *peer, struct xshm_tx_op *op,
-			       uint64_t pos, uint32_t ncells)
-{
-	size_t offset = XSHM_INLINE_MAX;
-
-	for (uint32_t i = 1; i < ncells; i++) {
-		struct xshm_cont_cell *cell = xshm_ring_cell(&peer->ring, pos + i);
-		size_t len = op->total - offset < XSHM_CELL_PAYLOAD ?
-			     op->total - offset : XSHM_CELL_PAYLOAD;
-
-		cell->op = XSHM_OP_CONT;
-		xshm_iov_copy_from(cell->data, op->iov, op->iov_count, offset, len);
-		xshm_ring_publish_follower(&peer->ring, cell, pos + i);
-		offset += len;
-	}
-}
-
 /*
- * The whole message in consecutive cells of one reservation (see
+ * A whole message in consecutive cells of one reservation (see
  * XSHM_PROTO_CELLS): the first cell, which names the message, is
  * committed last, so the receiver finds the rest already there.  If the
  * receiver skipped the run as stalled, that commit fails and the message
  * is pushed again; the cells after it reach the receiver's head alone
- * and are dropped as XSHM_OP_CONT.
+ * and are dropped as XSHM_OP_CONT.  reserve_run returns the first cell,
+ * NULL when the ring has no room for the run.
  */
+static struct xshm_cmd *reserve_run(struct xshm_region *peer, size_t total,
+				    uint64_t *pos)
+{
+	uint32_t ncells = 1 + (uint32_t) ((total - XSHM_INLINE_MAX +
+					   XSHM_CELL_PAYLOAD - 1) /
+					  XSHM_CELL_PAYLOAD);
+
+	if (xshm_ring_reserve_n(&peer->ring, ncells, pos))
+		return NULL;
+	return xshm_ring_cell(&peer->ring, *pos);
+}
+
+/*
+ * Fills and publishes the continuation cells of the run from pos, then
+ * the first cell's payload but for its bytes in the header's cache line,
+ * whose number it returns, as fill_cell_tail does.
+ */
+static size_t fill_run(struct xshm_region *peer, struct xshm_cmd *cmd,
+		       uint64_t pos, const struct iovec *iov, size_t count,
+		       size_t total)
+{
+	size_t offset = XSHM_INLINE_MAX;
+
+	for (uint64_t at = pos + 1; offset < total; at++) {
+		struct xshm_cont_cell *cell = xshm_ring_cell(&peer->ring, at);
+		size_t len = total - offset < XSHM_CELL_PAYLOAD ?
+			     total - offset : XSHM_CELL_PAYLOAD;
+
+		cell->op = XSHM_OP_CONT;
+		xshm_iov_copy_from(cell->data, iov, count, offset, len);
+		xshm_ring_publish_follower(&peer->ring, cell, at);
+		offset += len;
+	}
+	return fill_cell_tail(cmd, cmd->data, iov, count, 0, XSHM_INLINE_MAX);
+}
+
+/* The whole message in a run of cells, for a message that needs an op. */
 static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 		       struct xshm_tx_op *op)
 {
-	uint32_t ncells = 1 + (uint32_t) ((op->total - XSHM_INLINE_MAX +
-					   XSHM_CELL_PAYLOAD - 1) /
-					  XSHM_CELL_PAYLOAD);
-	struct xshm_cmd *cmd;
 	uint64_t pos;
+	struct xshm_cmd *cmd = reserve_run(peer, op->total, &pos);
 	size_t head;
 
-	if (xshm_ring_reserve_n(&peer->ring, ncells, &pos))
+	if (!cmd)
 		return false;
-	push_continuations(peer, op, pos, ncells);
-	cmd = xshm_ring_cell(&peer->ring, pos);
-	head = fill_cell_tail(cmd, cmd->data, op->iov, op->iov_count, 0,
-			      XSHM_INLINE_MAX);
+	head = fill_run(peer, cmd, pos, op->iov, op->iov_count, op->total);
 	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_CELLS, 0, (uint32_t) op->total);
 	fill_cell_head(cmd->data, op->iov, op->iov_count, 0, head);
 	return publish(peer, op, cmd, pos, op->total);
@@ -425,33 +440,47 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	}
 }
 
-/* The largest message one cell carries with these send flags. */
-static size_t one_cell_max(uint64_t flags)
+/* Where a whole message sent on the whole-message path travels. */
+enum whole_kind {
+	WHOLE_SHORT,	/* in one cell, after the short header */
+	WHOLE_INLINE,	/* in one cell, after the full header */
+	WHOLE_CELLS,	/* in a run of cells (XSHM_PROTO_CELLS) */
+	WHOLE_BUF,	/* in one bounce buffer */
+};
+
+/* Remote CQ data needs the full header, which leaves the cell less room. */
+static enum whole_kind whole_kind_of(size_t total, uint64_t flags)
 {
-	return (flags & FI_REMOTE_CQ_DATA) ? XSHM_INLINE_MAX : XSHM_SHORT_MAX;
+	if (!(flags & FI_REMOTE_CQ_DATA) && total <= XSHM_SHORT_MAX)
+		return WHOLE_SHORT;
+	if (total <= XSHM_INLINE_MAX)
+		return WHOLE_INLINE;
+	if (total <= xshm_params.cells_threshold)
+		return WHOLE_CELLS;
+	return WHOLE_BUF;
 }
 
-/* Whether a whole message in a cell takes the short header. */
-static bool is_short(bool in_cell, uint64_t flags)
-{
-	return in_cell && !(flags & FI_REMOTE_CQ_DATA);
-}
+static const uint8_t whole_proto[] = {
+	[WHOLE_SHORT] = XSHM_PROTO_SHORT,
+	[WHOLE_INLINE] = XSHM_PROTO_INLINE,
+	[WHOLE_CELLS] = XSHM_PROTO_CELLS,
+	[WHOLE_BUF] = XSHM_PROTO_BUF,
+};
 
-/* The header of a whole message, in its cell or in bounce buffer index. */
+/* The header of a whole message, in its cells or in bounce buffer index. */
 static void fill_whole(struct xshm_cmd *cmd, const struct xshm_ep *ep,
-		       bool in_cell, uint32_t index, uint8_t kind, size_t total,
-		       uint64_t tag, uint64_t data, uint64_t flags)
+		       enum whole_kind where, uint32_t index, uint8_t kind,
+		       size_t total, uint64_t tag, uint64_t data, uint64_t flags)
 {
 	cmd->op = kind;
+	cmd->proto = whole_proto[where];
 	cmd->chunk_len = (uint32_t) total;
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = tag;
-	if (is_short(in_cell, flags)) {
-		cmd->proto = XSHM_PROTO_SHORT;
+	if (where == WHOLE_SHORT) {
 		cmd->flags = 0;
 		return;
 	}
-	cmd->proto = in_cell ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF;
 	cmd->flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
 	cmd->cq_data = data;
 	cmd->msg_size = total;
@@ -466,8 +495,44 @@ static ssize_t no_room(struct xshm_ep *ep, struct xshm_av_entry *peer)
 						   -FI_EAGAIN;
 }
 
+/* The first (or only) cell of a whole message; NULL: the ring is full. */
+static struct xshm_cmd *reserve_whole(struct xshm_region *region,
+				      enum whole_kind where, size_t total,
+				      uint64_t *pos)
+{
+	if (where == WHOLE_CELLS)
+		return reserve_run(region, total, pos);
+	return xshm_ring_reserve(&region->ring, pos);
+}
+
 /*
- * The common send, whole in one cell or one bounce buffer, with nothing
+ * Copies the payload but for its bytes in the header's cache line, which
+ * it returns the number of and fill_cell_head copies once the header is
+ * written (a bounce buffer's payload is all copied here).
+ */
+static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
+				 struct xshm_cmd *cmd, uint64_t pos,
+				 enum whole_kind where, uint32_t index,
+				 const struct iovec *iov, size_t count,
+				 size_t total)
+{
+	switch (where) {
+	case WHOLE_SHORT:
+		return fill_cell_tail(cmd, cmd->short_data, iov, count, 0,
+				      total);
+	case WHOLE_INLINE:
+		return fill_cell_tail(cmd, cmd->data, iov, count, 0, total);
+	case WHOLE_CELLS:
+		return fill_run(region, cmd, pos, iov, count, total);
+	case WHOLE_BUF:
+		xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, index),
+				 iov, count, 0, total);
+	}
+	return 0;
+}
+
+/*
+ * The common send, whole in its cells or one bounce buffer, with nothing
  * queued before it and no ack to wait for: no xshm_tx_op is built.  0 when
  * pushed, else why not, as xshm_send returns it.
  */
@@ -477,39 +542,35 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 			  uint64_t data, void *context, uint64_t flags)
 {
 	struct xshm_region *region = &peer->peer;
-	bool in_cell = total <= one_cell_max(flags);
+	enum whole_kind where = whole_kind_of(total, flags);
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
-	unsigned char *payload = NULL;
-	size_t head = 0;
+	size_t head;
 
-	if (!in_cell && xshm_spare_borrow(ep, region, &index))
+	if (where == WHOLE_BUF && xshm_spare_borrow(ep, region, &index))
 		return no_room(ep, peer);
-	cmd = xshm_ring_reserve(&region->ring, &pos);
+	cmd = reserve_whole(region, where, total, &pos);
 	if (!cmd)
 		goto give_back;
-	if (in_cell) {
-		payload = is_short(in_cell, flags) ? cmd->short_data : cmd->data;
-		head = fill_cell_tail(cmd, payload, iov, count, 0, total);
-	} else {
-		xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, index),
-				 iov, count, 0, total);
-	}
-	fill_whole(cmd, ep, in_cell, index, kind, total, tag, data, flags);
-	if (in_cell)
-		fill_cell_head(payload, iov, count, 0, head);
+	head = fill_whole_payload(ep, region, cmd, pos, where, index, iov,
+				  count, total);
+	fill_whole(cmd, ep, where, index, kind, total, tag, data, flags);
+	if (where != WHOLE_BUF)
+		fill_cell_head(where == WHOLE_SHORT ? cmd->short_data :
+						      cmd->data,
+			       iov, count, 0, head);
 	if (xshm_ring_commit(&region->ring, cmd, pos))
 		goto give_back;		/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);
-	if (!in_cell)
+	if (where == WHOLE_BUF)
 		xshm_spare_want(ep, dest);
 	xshm_report_tx(ep, context,
 		       FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
 		       flags & FI_COMPLETION);
 	return 0;
 give_back:
-	if (!in_cell)
+	if (where == WHOLE_BUF)
 		xshm_pool_free(&region->pool, index, ep->addr.ep_id);
 	return no_room(ep, peer);
 }
@@ -518,9 +579,8 @@ static bool takes_whole_path(const struct xshm_ep *ep,
 			     const struct xshm_region *peer, size_t total,
 			     uint64_t flags)
 {
-	bool fits = total <= one_cell_max(flags) ||
-		    (total > xshm_params.cells_threshold &&
-		     total <= peer->pool.buf_size);
+	bool fits = whole_kind_of(total, flags) != WHOLE_BUF ||
+		    total <= peer->pool.buf_size;
 
 	return fits && !is_pulled(ep, peer, total, flags) &&
 	       xshm_dlist_empty(&ep->tx_queue) &&
