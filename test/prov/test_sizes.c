@@ -68,6 +68,13 @@ static void transfer_cmd(const struct xt_send_cmd *sc, bool unexpected)
 	xt_wait_rx(&r.x, &c);
 	XT_ASSERT(c.e.op_context == buf, "size %zu: context %p", size, c.e.op_context);
 	check_received(&c, buf, size, sc->tagged);
+	if (sc->data)
+		XT_ASSERT((c.e.flags & FI_REMOTE_CQ_DATA) && c.e.data == sc->data,
+			  "size %zu: flags 0x%llx, data 0x%llx", size,
+			  (unsigned long long)c.e.flags, (unsigned long long)c.e.data);
+	else
+		XT_ASSERT(!(c.e.flags & FI_REMOTE_CQ_DATA), "size %zu: flags 0x%llx", size,
+			  (unsigned long long)c.e.flags);
 	res = xt_remote_done(&r.x, &r.a);
 	XT_ASSERT(res.completed && !res.is_err, "size %zu: send completed %d, err %d", size,
 		  res.completed, res.err);
@@ -105,6 +112,30 @@ END_TEST
 START_TEST(sizes_unexpected_untagged_message_arrives_intact)
 {
 	transfer(sizes[_i], false, true);
+}
+END_TEST
+
+/*
+ * Remote CQ data needs the full header: a message that would fill a short
+ * cell spans two cells with it.
+ */
+static void transfer_with_data(size_t size, bool unexpected)
+{
+	struct xt_send_cmd sc = { .op = XT_SENDDATA, .tagged = true, .len = size,
+				  .seed = size, .tag = TAG, .data = 0xda7a0000 + size };
+
+	transfer_cmd(&sc, unexpected);
+}
+
+START_TEST(sizes_expected_message_with_remote_cq_data_arrives_intact)
+{
+	transfer_with_data(sizes[_i], false);
+}
+END_TEST
+
+START_TEST(sizes_unexpected_message_with_remote_cq_data_arrives_intact)
+{
+	transfer_with_data(sizes[_i], true);
 }
 END_TEST
 
@@ -329,11 +360,15 @@ static Suite *sizes_suite(void)
 	tcase_set_timeout(exp, 30);
 	tcase_add_loop_test(exp, sizes_expected_tagged_message_arrives_intact, 0, N(sizes));
 	tcase_add_loop_test(exp, sizes_expected_untagged_message_arrives_intact, 0, N(sizes));
+	tcase_add_loop_test(exp, sizes_expected_message_with_remote_cq_data_arrives_intact, 0,
+			    N(sizes));
 	suite_add_tcase(s, exp);
 
 	tcase_set_timeout(unexp, 30);
 	tcase_add_loop_test(unexp, sizes_unexpected_tagged_message_arrives_intact, 0, N(sizes));
 	tcase_add_loop_test(unexp, sizes_unexpected_untagged_message_arrives_intact, 0, N(sizes));
+	tcase_add_loop_test(unexp, sizes_unexpected_message_with_remote_cq_data_arrives_intact,
+			    0, N(sizes));
 	suite_add_tcase(s, unexp);
 
 	tcase_set_timeout(cells, 30);
