@@ -169,6 +169,12 @@ struct xshm_cont_cell {
 #define XSHM_CELLS_MSG_MAX	4096
 #define XSHM_CELLS_MAX		(1 + (XSHM_CELLS_MSG_MAX - XSHM_INLINE_MAX + \
 				      XSHM_CELL_PAYLOAD - 1) / XSHM_CELL_PAYLOAD)
+/*
+ * The fewest cells a ring may have: a run of cells is claimed within a
+ * quarter of the ring (xshm_ring_reserve_n), so a smaller peer ring would
+ * refuse every run, and its sends would wait for room that never comes.
+ */
+#define XSHM_RING_CELLS_MIN	16
 
 /*
  * Ready to send: the inline payload of an XSHM_PROTO_RTS command, naming
@@ -218,7 +224,8 @@ static_assert(XSHM_SHORT_HDR_SIZE == 32 && XSHM_SHORT_MAX == 2008,
 	      "short payload: 32 bytes in the header's cache line");
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
-static_assert(XSHM_CELLS_MAX <= XSHM_RING_CELLS / 4, "cells fit one claim");
+static_assert(XSHM_CELLS_MAX <= XSHM_RING_CELLS_MIN / 4 &&
+	      XSHM_RING_CELLS >= XSHM_RING_CELLS_MIN, "cells fit one claim");
 static_assert(offsetof(struct xshm_cont_cell, op) == offsetof(struct xshm_cmd, op),
 	      "a continuation cell reads as a command with op XSHM_OP_CONT");
 static_assert(offsetof(struct xshm_ring, cells) % XSHM_CACHE_LINE == 0,

@@ -46,7 +46,7 @@ static int geom_valid(const struct xshm_region_geom *geom)
 {
 	uint32_t cells = geom->ring_cells;
 
-	return cells != 0 && (cells & (cells - 1)) == 0 &&
+	return cells >= XSHM_RING_CELLS_MIN && (cells & (cells - 1)) == 0 &&
 	       geom->pool_bufs != 0 && geom->pool_bufs <= (1u << 31) &&
 	       geom->buf_size != 0 && geom->buf_size % XSHM_CACHE_LINE == 0;
 }
@@ -77,7 +77,8 @@ static int attach_parts(struct xshm_region *region, uint64_t ring_offset,
 			     (struct xshm_ring *) (base + ring_offset),
 			     pool_offset - ring_offset))
 		return -EPROTO;
-	if (region->ring.cell_size != XSHM_CELL_SIZE)
+	if (region->ring.cell_size != XSHM_CELL_SIZE ||
+	    region->ring.mask + 1 < XSHM_RING_CELLS_MIN)
 		return -EPROTO;
 	return xshm_pool_attach(&region->pool,
 				(struct xshm_pool *) (base + pool_offset),

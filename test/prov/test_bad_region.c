@@ -92,7 +92,7 @@ static void unplant(uint64_t ep_id)
 /* Every kind of send to dest returns rc, twice (the failure is not cached). */
 static void sends_return(struct xt_ep *x, fi_addr_t dest, const char *what, int rc)
 {
-	static char small[8] = "bad", big[BIG];
+	static char small[8] = "bad", cells[XSHM_CELLS_MSG_MAX], big[BIG];
 
 	for (int round = 0; round < 2; round++) {
 		SEND_IS(what, fi_send(x->ep, small, sizeof(small), NULL, dest, NULL), rc);
@@ -103,6 +103,7 @@ static void sends_return(struct xt_ep *x, fi_addr_t dest, const char *what, int 
 					   TAG, NULL), rc);
 		if (rc == 0)
 			continue;	/* the control: no need to fill its ring */
+		SEND_IS(what, fi_tsend(x->ep, cells, sizeof(cells), NULL, dest, TAG, NULL), rc);
 		SEND_IS(what, fi_tsend(x->ep, big, sizeof(big), NULL, dest, TAG, NULL), rc);
 	}
 }
@@ -151,6 +152,15 @@ static void ring_cells_bogus(struct image *img)
 		(img->bytes + hdr_of(img)->ring_offset);
 
 	ring->ncells = 3;
+}
+
+/* A ring too small to claim a run of cells in: no send could ever fit. */
+static void ring_cells_few(struct image *img)
+{
+	struct xshm_ring *ring = (struct xshm_ring *)
+		(img->bytes + hdr_of(img)->ring_offset);
+
+	ring->ncells = XSHM_RING_CELLS_MIN / 2;
 }
 
 static void pool_bufs_bogus(struct image *img)
@@ -205,6 +215,7 @@ START_TEST(sends_to_damaged_regions_fail_cleanly)
 		DAMAGE(ring_outside, -FI_EHOSTUNREACH),
 		DAMAGE(pool_outside, -FI_EHOSTUNREACH),
 		DAMAGE(ring_cells_bogus, -FI_EHOSTUNREACH),
+		DAMAGE(ring_cells_few, -FI_EHOSTUNREACH),
 		DAMAGE(pool_bufs_bogus, -FI_EHOSTUNREACH),
 		DAMAGE(mode_0644, -FI_EHOSTUNREACH),
 		/* Its owner may still be creating it: try again later. */

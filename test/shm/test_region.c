@@ -353,6 +353,7 @@ static void ring_on_pool(struct xshm_region *r) { r->hdr->ring_offset = r->hdr->
 static void pool_misaligned(struct xshm_region *r) { r->hdr->pool_offset += 8; }
 static void ring_cells_zero(struct xshm_region *r) { r->ring.ring->ncells = 0; }
 static void ring_cells_double(struct xshm_region *r) { r->ring.ring->ncells *= 2; }
+static void ring_cells_few(struct xshm_region *r) { r->ring.ring->ncells = XSHM_RING_CELLS_MIN / 2; }
 static void ring_cell_small(struct xshm_region *r) { r->ring.ring->cell_size = 64; }
 static void ring_cell_zero(struct xshm_region *r) { r->ring.ring->cell_size = 0; }
 static struct xshm_pool *pool_of(struct xshm_region *r) { return (struct xshm_pool *) ((char *) r->base + r->hdr->pool_offset); }
@@ -398,6 +399,7 @@ START_TEST(open_rejects_damage)
 	ck_assert_int_eq(open_damaged(pool_misaligned), -EPROTO);
 	ck_assert_int_eq(open_damaged(ring_cells_zero), -EPROTO);
 	ck_assert_int_eq(open_damaged(ring_cells_double), -EPROTO);
+	ck_assert_int_eq(open_damaged(ring_cells_few), -EPROTO);
 	ck_assert_int_eq(open_damaged(ring_cell_small), -EPROTO);
 	ck_assert_int_eq(open_damaged(ring_cell_zero), -EPROTO);
 	ck_assert_int_eq(open_damaged(pool_buf_size_bad), -EPROTO);
