@@ -178,6 +178,7 @@ bool bench_opt(struct bench_opts *o, int c, const char *arg)
 	case 'a': o->mean = true; return true;
 	case 'b': o->bind = true; return true;
 	case 'H': o->huge = true; return true;
+	case 'W': o->rewrite = true; return true;
 	}
 	return false;
 }
@@ -405,6 +406,7 @@ void bench_start(struct bench *b, const char *name, const struct bench_opts *o, 
 	b->yield = o->yield || (cpus > 0 && nprocs > cpus);
 	b->max_point_us = o->max_point_ms * 1e3;
 	b->mean = o->mean;
+	b->rewrite = o->rewrite;
 	if (!b->cq_size)
 		b->cq_size = 4 * BENCH_WINDOW;
 	for (int p = 0; p < o->nprov; p++) {
@@ -552,10 +554,23 @@ void bench_wait(struct bench *b, struct bench_ctx *c, bool sends, bool recvs)
 	}
 }
 
+/*
+ * Without -W the send buffer is written once, so a provider that lets the
+ * receiver read it (a single-copy pull) finds it, from the second message
+ * on, still in the receiver's cache: no data crosses between the CPUs.
+ */
+static void rewrite_tx(struct bench *b, size_t len)
+{
+	for (size_t off = 0; off < len; off += 64)
+		b->tx[off]++;
+}
+
 void bench_tsend(struct bench *b, struct bench_ctx *c, int to, size_t len, uint64_t tag)
 {
 	ssize_t rc;
 
+	if (b->rewrite)
+		rewrite_tx(b, len);
 	while ((rc = fi_tsend(c->ep, b->tx, len, NULL, c->addr[to], tag, NULL)) == -FI_EAGAIN)
 		bench_progress(b, c);
 	bench_check((int)rc, "fi_tsend");

@@ -72,6 +72,7 @@ struct bench {
 	size_t cq_size;			/* 0: 4 windows */
 	double max_point_us;		/* 0 or: a point stops early after this long */
 	bool mean;			/* -a: whole point, not the median block */
+	bool rewrite;			/* -W: write tx before every send */
 	int nblk;			/* rank 0: blocks timed in this point */
 	double blk[BENCH_MAX_BLOCKS];	/* and their durations (us) */
 	/* Right after fi_enable, before any address is inserted: */
@@ -79,7 +80,7 @@ struct bench {
 	struct bench_shm_maps own_maps;		/* and their mappings */
 };
 
-/* Common command line: -p, -s, -i, -r, -w, -t, -S, -y, -a, -b, -H. */
+/* Common command line: -p, -s, -i, -r, -w, -t, -S, -y, -a, -b, -H, -W. */
 struct bench_opts {
 	const char *provs[BENCH_MAX_PROVS];
 	int nprov;
@@ -94,10 +95,11 @@ struct bench_opts {
 	bool mean;		/* -a */
 	bool bind;		/* -b */
 	bool huge;		/* -H */
+	bool rewrite;		/* -W */
 };
 
 /* getopt string of the options bench_opt handles */
-#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:abH"
+#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:abHW"
 #define BENCH_OPTHELP \
 	"  -p prov[,prov...]  providers, measured alternately (default xshm)\n" \
 	"  -s sizes           e.g. 8,200,4K or 1:4M (powers of two), or both\n" \
@@ -111,6 +113,9 @@ struct bench_opts {
 	"  -H                 message buffers on transparent huge pages, as on\n" \
 	"                     systems whose THP setting is 'always'\n" \
 	"  -S ms              run unmeasured first, to settle (default 300)\n" \
+	"  -W                 write the send buffer (a byte per cache line) before\n" \
+	"                     every send, as an application computing its data\n" \
+	"                     does: the data then crosses from the sender's cache\n" \
 	"  -y                 yield the CPU when a poll finds nothing (default: only\n" \
 	"                     with more processes than cores)\n" \
 	"The provider is loaded from FI_PROVIDER_PATH when not built into libfabric.\n"

@@ -117,6 +117,8 @@ def bench_argv(args, bench, provs):
         argv.append("-b")
     if args.huge:
         argv.append("-H")
+    if args.rewrite:
+        argv.append("-W")
     if bench in ("latency", "bandwidth") and args.sizes:
         argv += ["-s", args.sizes]
     if bench == "incast":
@@ -368,6 +370,11 @@ def main():
     ap.add_argument("-H", "--huge-pages", dest="huge", action="store_true",
                     help="message buffers on transparent huge pages (as where THP "
                     "is 'always'); the single-copy protocol's cost depends on it")
+    ap.add_argument("-W", "--rewrite", action="store_true",
+                    help="the sender writes its buffer before every send, as an "
+                    "application computing its data does; without it, a "
+                    "single-copy pull finds the unchanged data in the receiver's "
+                    "cache")
     ap.add_argument("--timeout", type=int, default=300,
                     help="seconds before one program run counts as hung (default 300)")
     args = ap.parse_args()
