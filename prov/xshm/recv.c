@@ -404,8 +404,8 @@ static void prefetch_payload(const void *data, size_t len)
  * Where a whole message's payload is, when it is the common kind: a valid
  * message in its cell, in a run of cells (gathered into cells), or in one
  * bounce buffer its sender holds.  NULL for every other command, which the
- * general path handles.  The first lines of a payload in cells are asked
- * for here (prefetch_payload).
+ * general path handles.  The first lines of a payload in the ring, not in
+ * a bounce buffer, are asked for here (prefetch_payload).
  */
 static const void *whole_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 				 const struct xshm_cmd *shared,
