@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	9
+#define XSHM_LAYOUT_VERSION	10
 #define XSHM_NAME_MAX		48
 
 /*
@@ -107,7 +107,9 @@ enum {
 /* Where a command's payload is. */
 enum {
 	XSHM_PROTO_INLINE = 1,	/* in the cell, after the header */
-	XSHM_PROTO_BUF,		/* in pool buffer buf_index of the receiver */
+	XSHM_PROTO_BUF,		/* in pool buffer buf_index of the receiver,
+				   a whole message's last bytes maybe in the
+				   cell (XSHM_BUF_TAIL_MAX) */
 	XSHM_PROTO_RTS,		/* a struct xshm_rts: pull from the sender */
 	XSHM_PROTO_CELLS,	/* in this cell and the cells after it */
 	XSHM_PROTO_SHORT,	/* a whole message in the cell, from short_data */
@@ -177,6 +179,18 @@ struct xshm_cont_cell {
 #define XSHM_RING_CELLS_MIN	16
 
 /*
+ * XSHM_PROTO_BUF: a whole message (not a chunk) may carry, past a full
+ * bounce buffer, up to this many more bytes in its command's cell, after
+ * the header, rather than in a second command.  The second command
+ * lets the receiver copy the buffer while the sender writes the rest; in
+ * the cell, the sender writes it before the receiver can start.  Measured
+ * against the second command, side by side (50 repetitions): latency 0.89
+ * to 0.95 with 1 to 128 bytes past the buffer, 0.96 with 256, 1.02 to 1.07
+ * with 512; streaming bandwidth 1.07 to 1.14.
+ */
+#define XSHM_BUF_TAIL_MAX	256
+
+/*
  * Ready to send: the inline payload of an XSHM_PROTO_RTS command, naming
  * the sender's buffers for the receiver to pull with a single-copy engine.
  * The receiver acks (XSHM_CMD_ACK) once it has pulled, and only then may
@@ -224,6 +238,7 @@ static_assert(XSHM_SHORT_HDR_SIZE == 32 && XSHM_SHORT_MAX == 2008,
 	      "short payload: 32 bytes in the header's cache line");
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
+static_assert(XSHM_BUF_TAIL_MAX <= XSHM_INLINE_MAX, "a buffer's tail fits its cell");
 static_assert(XSHM_CELLS_MAX <= XSHM_RING_CELLS_MIN / 4 &&
 	      XSHM_RING_CELLS >= XSHM_RING_CELLS_MIN, "cells fit one claim");
 static_assert(offsetof(struct xshm_cont_cell, op) == offsetof(struct xshm_cmd, op),

@@ -203,7 +203,9 @@ static void init_msg(struct xshm_rx_msg *msg, struct xshm_ep *ep,
 
 /*
  * Where the payload of a message's first command is: one piece, or for
- * XSHM_PROTO_CELLS the first cell's data and then the cells after it.
+ * XSHM_PROTO_CELLS the first cell's data and then the cells after it, or
+ * for a whole message a little over a bounce buffer (whole_payload only)
+ * the buffer and then the rest in the command's cell.
  */
 struct rx_payload {
 	const void *piece[XSHM_CELLS_MAX];
@@ -400,16 +402,30 @@ static void prefetch_payload(const void *data, size_t len)
 		__builtin_prefetch((const void *) line);
 }
 
+/* A whole message in its bounce buffer and, the rest, in its cell. */
+static void buffer_and_tail(const struct xshm_pool_ref *pool,
+			    const struct xshm_cmd *cmd,
+			    const struct xshm_cmd *shared,
+			    struct rx_payload *pieces)
+{
+	pieces->piece[0] = xshm_pool_buf(pool, cmd->buf_index);
+	pieces->len[0] = pool->buf_size;
+	pieces->piece[1] = shared->data;
+	pieces->len[1] = cmd->chunk_len - pool->buf_size;
+	pieces->count = 2;
+}
+
 /*
  * Where a whole message's payload is, when it is the common kind: a valid
- * message in its cell, in a run of cells (gathered into cells), or in one
- * bounce buffer its sender holds.  NULL for every other command, which the
- * general path handles.  The first lines of a payload in the ring, not in
- * a bounce buffer, are asked for here (prefetch_payload).
+ * message in its cell, in a run of cells, or in one bounce buffer its
+ * sender holds and maybe its cell; the pieces of the last two are gathered
+ * into pieces (in_pieces).  NULL for every other command, which the general
+ * path handles.  The first lines of a payload in the ring, not in a bounce
+ * buffer, are asked for here (prefetch_payload).
  */
 static const void *whole_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 				 const struct xshm_cmd *shared,
-				 struct rx_payload *cells)
+				 struct rx_payload *pieces)
 {
 	const struct xshm_pool_ref *pool = &ep->region.pool;
 
@@ -425,31 +441,42 @@ static const void *whole_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return shared->data;
 	case XSHM_PROTO_CELLS:
 		prefetch_payload(shared->data, XSHM_INLINE_MAX);
-		cells->piece[0] = shared->data;
-		return gather_cells(ep, cmd, cells) ? shared->data : NULL;
+		pieces->piece[0] = shared->data;
+		return gather_cells(ep, cmd, pieces) ? shared->data : NULL;
 	case XSHM_PROTO_BUF:
-		return xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id) ?
-		       xshm_pool_buf(pool, cmd->buf_index) : NULL;
+		if (!xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id))
+			return NULL;
+		if (cmd->chunk_len > pool->buf_size)
+			buffer_and_tail(pool, cmd, shared, pieces);
+		return xshm_pool_buf(pool, cmd->buf_index);
 	default:
 		return NULL;
 	}
 }
 
-/* The ring cells a whole message used: one, or its run's. */
-static uint32_t whole_cells(const struct xshm_cmd *cmd,
-			    const struct rx_payload *cells)
+/* Whether whole_payload gathered the payload of cmd in pieces. */
+static bool in_pieces(const struct xshm_ep *ep, const struct xshm_cmd *cmd)
 {
-	return cmd->proto == XSHM_PROTO_CELLS ? cells->count : 1;
+	return cmd->proto == XSHM_PROTO_CELLS ||
+	       (cmd->proto == XSHM_PROTO_BUF &&
+		cmd->chunk_len > ep->region.pool.buf_size);
 }
 
-/* A run of cells into the one buffer of a receive that holds it. */
-static void copy_cells(void *dst, const struct rx_payload *cells)
+/* The ring cells a whole message used: one, or its run's. */
+static uint32_t whole_cells(const struct xshm_cmd *cmd,
+			    const struct rx_payload *pieces)
+{
+	return cmd->proto == XSHM_PROTO_CELLS ? pieces->count : 1;
+}
+
+/* A payload in pieces into the one buffer of a receive that holds it. */
+static void copy_pieces(void *dst, const struct rx_payload *pieces)
 {
 	unsigned char *to = dst;
 
-	for (uint32_t i = 0; i < cells->count; i++) {
-		xshm_copy(to, cells->piece[i], cells->len[i]);
-		to += cells->len[i];
+	for (uint32_t i = 0; i < pieces->count; i++) {
+		xshm_copy(to, pieces->piece[i], pieces->len[i]);
+		to += pieces->len[i];
 	}
 }
 
@@ -460,7 +487,7 @@ static void copy_cells(void *dst, const struct rx_payload *cells)
  * message used, 0 when they must stay in the ring.
  */
 static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			     const void *data, const struct rx_payload *cells)
+			     const void *data, const struct rx_payload *pieces)
 {
 	struct fi_peer_rx_entry *entry = NULL;
 	struct rx_payload one;
@@ -469,20 +496,20 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	int ret;
 
 	if (!xshm_av_sender_src(ep, cmd->src_ep_id, &src))
-		return whole_cells(cmd, cells);
+		return whole_cells(cmd, pieces);
 	ret = get_entry(ep, cmd, src, &entry);
 	if (ret || entry->count != 1 || entry->iov[0].iov_len < cmd->msg_size) {
-		if (cmd->proto != XSHM_PROTO_CELLS) {
+		if (!in_pieces(ep, cmd)) {
 			one.piece[0] = data;
 			one.len[0] = cmd->chunk_len;
 			one.count = 1;
-			cells = &one;
+			pieces = &one;
 		}
-		return match_first(ep, cmd, cells, src, entry, ret) ?
-		       cells->count : 0;
+		return match_first(ep, cmd, pieces, src, entry, ret) ?
+		       whole_cells(cmd, pieces) : 0;
 	}
-	if (cmd->proto == XSHM_PROTO_CELLS)
-		copy_cells(entry->iov[0].iov_base, cells);
+	if (in_pieces(ep, cmd))
+		copy_pieces(entry->iov[0].iov_base, pieces);
 	else
 		xshm_copy(entry->iov[0].iov_base, data, cmd->msg_size);
 	flags = comp_flags(cmd->op, cmd->flags, entry);
@@ -492,7 +519,7 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	entry->srx->owner_ops->free_entry(entry);
 	if ((cmd->flags & XSHM_CMD_ACK) && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, 0);
-	return whole_cells(cmd, cells);
+	return whole_cells(cmd, pieces);
 }
 
 /* The message from that sender whose chunks are still arriving. */
@@ -589,6 +616,23 @@ static bool rts_valid(const struct xshm_cmd *cmd, const struct xshm_rts *rts)
 	return total == cmd->msg_size;
 }
 
+/*
+ * An XSHM_PROTO_BUF command carries a buffer's worth, and for a whole
+ * message up to XSHM_BUF_TAIL_MAX more bytes in its cell (whole_payload;
+ * the general path only drops such a command, never reads its payload).
+ * Out of line, so that cmd_valid stays small enough to inline.
+ */
+static __attribute__((noinline)) bool buf_cmd_valid(const struct xshm_ep *ep,
+						    const struct xshm_cmd *cmd)
+{
+	size_t max = ep->region.pool.buf_size;
+
+	if (cmd->op != XSHM_OP_CHUNK && cmd->chunk_len == cmd->msg_size)
+		max += XSHM_BUF_TAIL_MAX;
+	return cmd->chunk_len <= max &&
+	       xshm_pool_buf(&ep->region.pool, cmd->buf_index);
+}
+
 /* Every field of a cell written by a peer is checked before use. */
 static inline bool cmd_valid(const struct xshm_ep *ep,
 			     const struct xshm_cmd *cmd)
@@ -614,9 +658,7 @@ static inline bool cmd_valid(const struct xshm_ep *ep,
 		return false;
 	if (cmd->proto == XSHM_PROTO_INLINE)
 		return cmd->chunk_len <= XSHM_INLINE_MAX;
-	return cmd->proto == XSHM_PROTO_BUF &&
-	       cmd->chunk_len <= ep->region.pool.buf_size &&
-	       xshm_pool_buf(&ep->region.pool, cmd->buf_index);
+	return cmd->proto == XSHM_PROTO_BUF && buf_cmd_valid(ep, cmd);
 }
 
 /*

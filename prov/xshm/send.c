@@ -445,7 +445,7 @@ enum whole_kind {
 	WHOLE_SHORT,	/* in one cell, after the short header */
 	WHOLE_INLINE,	/* in one cell, after the full header */
 	WHOLE_CELLS,	/* in a run of cells (XSHM_PROTO_CELLS) */
-	WHOLE_BUF,	/* in one bounce buffer */
+	WHOLE_BUF,	/* in one bounce buffer, the rest in its cell */
 };
 
 /* Remote CQ data needs the full header, which leaves the cell less room. */
@@ -506,9 +506,19 @@ static struct xshm_cmd *reserve_whole(struct xshm_region *region,
 }
 
 /*
+ * The bytes of a whole message that travel in its bounce buffer.  The
+ * rest, up to XSHM_BUF_TAIL_MAX, follows the header in its cell, so that a
+ * message a little over a buffer still takes one command.
+ */
+static size_t buffer_part(const struct xshm_region *region, size_t total)
+{
+	return total < region->pool.buf_size ? total : region->pool.buf_size;
+}
+
+/*
  * Copies the payload but for its bytes in the header's cache line, which
  * it returns the number of and fill_cell_head copies once the header is
- * written (a bounce buffer's payload is all copied here).
+ * written (all of a payload beside a bounce buffer is copied here).
  */
 static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
 				 struct xshm_cmd *cmd, uint64_t pos,
@@ -516,6 +526,8 @@ static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
 				 const struct iovec *iov, size_t count,
 				 size_t total)
 {
+	size_t in_buf;
+
 	switch (where) {
 	case WHOLE_SHORT:
 		return fill_cell_tail(cmd, cmd->short_data, iov, count, 0,
@@ -525,8 +537,10 @@ static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
 	case WHOLE_CELLS:
 		return fill_run(region, cmd, pos, iov, count, total);
 	case WHOLE_BUF:
+		in_buf = buffer_part(region, total);
 		xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, index),
-				 iov, count, 0, total);
+				 iov, count, 0, in_buf);
+		xshm_iov_copy_from(cmd->data, iov, count, in_buf, total - in_buf);
 	}
 	return 0;
 }
@@ -580,7 +594,7 @@ static bool takes_whole_path(const struct xshm_ep *ep,
 			     uint64_t flags)
 {
 	bool fits = whole_kind_of(total, flags) != WHOLE_BUF ||
-		    total <= peer->pool.buf_size;
+		    total <= peer->pool.buf_size + XSHM_BUF_TAIL_MAX;
 
 	return fits && !is_pulled(ep, peer, total, flags) &&
 	       xshm_dlist_empty(&ep->tx_queue) &&

@@ -194,6 +194,7 @@ static const size_t layouts[][4] = {
 	{ XSHM_INLINE_MAX, 1 },
 	{ 1, XSHM_INLINE_MAX },
 	{ XSHM_BUF_SIZE - 384, 400 },
+	{ XSHM_BUF_SIZE, XSHM_BUF_TAIL_MAX },	/* a buffer, the rest in its cell */
 	{ XSHM_BUF_SIZE, 1, 4096 },
 	{ 1, XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE + 1, 100000 },
 	{ 200, 200, XSHM_BUF_SIZE, 4096 },
