@@ -402,13 +402,13 @@ static void prefetch_payload(const void *data, size_t len)
 		__builtin_prefetch((const void *) line);
 }
 
-/* A whole message in its bounce buffer and, the rest, in its cell. */
-static void buffer_and_tail(const struct xshm_pool_ref *pool,
+/* A whole message in its bounce buffer buf and, the rest, in its cell. */
+static void buffer_and_tail(const struct xshm_pool_ref *pool, const void *buf,
 			    const struct xshm_cmd *cmd,
 			    const struct xshm_cmd *shared,
 			    struct rx_payload *pieces)
 {
-	pieces->piece[0] = xshm_pool_buf(pool, cmd->buf_index);
+	pieces->piece[0] = buf;
 	pieces->len[0] = pool->buf_size;
 	pieces->piece[1] = shared->data;
 	pieces->len[1] = cmd->chunk_len - pool->buf_size;
@@ -428,6 +428,7 @@ static const void *whole_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 				 struct rx_payload *pieces)
 {
 	const struct xshm_pool_ref *pool = &ep->region.pool;
+	const void *buf;
 
 	if ((cmd->op != XSHM_OP_MSG && cmd->op != XSHM_OP_TAGGED) ||
 	    cmd->chunk_len != cmd->msg_size || !cmd_valid(ep, cmd))
@@ -446,9 +447,10 @@ static const void *whole_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	case XSHM_PROTO_BUF:
 		if (!xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id))
 			return NULL;
+		buf = xshm_pool_buf(pool, cmd->buf_index);
 		if (cmd->chunk_len > pool->buf_size)
-			buffer_and_tail(pool, cmd, shared, pieces);
-		return xshm_pool_buf(pool, cmd->buf_index);
+			buffer_and_tail(pool, buf, cmd, shared, pieces);
+		return buf;
 	default:
 		return NULL;
 	}

@@ -540,7 +540,9 @@ static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
 		in_buf = buffer_part(region, total);
 		xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, index),
 				 iov, count, 0, in_buf);
-		xshm_iov_copy_from(cmd->data, iov, count, in_buf, total - in_buf);
+		if (total > in_buf)
+			xshm_iov_copy_from(cmd->data, iov, count, in_buf,
+					   total - in_buf);
 	}
 	return 0;
 }
