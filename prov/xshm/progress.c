@@ -50,6 +50,8 @@ void xshm_ep_progress(struct xshm_ep *ep)
 		xshm_buf_return_flush(ep);
 		if (ep->spare_wanted)
 			xshm_spare_refill(ep);
+		if (ep->warm.wanted)
+			xshm_warm_run(ep);
 		sweep_when_due(ep);
 	}
 	/* The common poll: nothing in flight, nothing more to look at. */

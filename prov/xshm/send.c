@@ -103,6 +103,13 @@ static bool spans_cells(const struct xshm_tx_op *op)
 	       op->total <= xshm_params.cells_threshold;
 }
 
+/* The cells a message of total bytes takes as a run (XSHM_PROTO_CELLS). */
+static uint32_t run_cells(size_t total)
+{
+	return 1 + (uint32_t) ((total - XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD - 1) /
+			       XSHM_CELL_PAYLOAD);
+}
+
 /*
  * A whole message in consecutive cells of one reservation (see
  * XSHM_PROTO_CELLS): the first cell, which names the message, is
@@ -115,11 +122,7 @@ static bool spans_cells(const struct xshm_tx_op *op)
 static struct xshm_cmd *reserve_run(struct xshm_region *peer, size_t total,
 				    uint64_t *pos)
 {
-	uint32_t ncells = 1 + (uint32_t) ((total - XSHM_INLINE_MAX +
-					   XSHM_CELL_PAYLOAD - 1) /
-					  XSHM_CELL_PAYLOAD);
-
-	if (xshm_ring_reserve_n(&peer->ring, ncells, pos))
+	if (xshm_ring_reserve_n(&peer->ring, run_cells(total), pos))
 		return NULL;
 	return xshm_ring_cell(&peer->ring, *pos);
 }
@@ -548,6 +551,34 @@ static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
 }
 
 /*
+ * After a whole message in cells: the next one to dest, if as long, takes
+ * the cells after it, whose lines the next idle poll warms (warm.c).
+ */
+static void warm_next(struct xshm_ep *ep, fi_addr_t dest,
+		      enum whole_kind where, uint64_t pos, size_t total)
+{
+	uint32_t ncells;
+
+	switch (where) {
+	case WHOLE_SHORT:
+		xshm_warm_want(ep, dest, pos + 1, XSHM_SHORT_HDR_SIZE + total);
+		return;
+	case WHOLE_INLINE:
+		xshm_warm_want(ep, dest, pos + 1, XSHM_CMD_HDR_SIZE + total);
+		return;
+	case WHOLE_CELLS:
+		/* each cell after the first adds a claim and a cont header */
+		ncells = run_cells(total);
+		xshm_warm_want(ep, dest, pos + ncells,
+			       XSHM_CMD_HDR_SIZE + total + (ncells - 1) *
+			       (XSHM_CELL_SIZE - XSHM_CELL_PAYLOAD));
+		return;
+	case WHOLE_BUF:
+		return;
+	}
+}
+
+/*
  * The common send, whole in its cells or one bounce buffer, with nothing
  * queued before it and no ack to wait for: no xshm_tx_op is built.  0 when
  * pushed, else why not, as xshm_send returns it.
@@ -581,6 +612,8 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	xshm_doorbell_ring(region);
 	if (where == WHOLE_BUF)
 		xshm_spare_want(ep, dest);
+	else
+		warm_next(ep, dest, where, pos, total);
 	xshm_report_tx(ep, context,
 		       FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
 		       flags & FI_COMPLETION);

@@ -555,6 +555,12 @@ struct xshm_ep {
 	} spares[XSHM_SPARES];
 	bool spare_wanted;		/* for spare_dest, on the next idle poll */
 	fi_addr_t spare_dest;
+	struct xshm_warm {		/* warm.c: on the next idle poll */
+		bool wanted;
+		fi_addr_t dest;
+		uint64_t pos;		/* of the first cell in dest's ring */
+		size_t len;		/* bytes from that cell's start */
+	} warm;
 	/* bounce_fill.c: receivers whose mapping ids share a slot share it */
 	struct xshm_store_choice store_choices[XSHM_STORE_CHOICES];
 	struct xshm_buf_done {		/* buf_return.c */
@@ -633,6 +639,15 @@ int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
 void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest);
 void xshm_spare_refill(struct xshm_ep *ep);
 void xshm_spare_release(struct xshm_ep *ep, const struct xshm_region *peer);
+
+/*
+ * Warming the cells of the next send (warm.c): after a whole message in
+ * cells, want len bytes of dest's ring from pos warmed, which the next
+ * idle poll does (run).
+ */
+void xshm_warm_want(struct xshm_ep *ep, fi_addr_t dest, uint64_t pos,
+		    size_t len);
+void xshm_warm_run(struct xshm_ep *ep);
 
 /*
  * Copies len bytes of the iov from offset into a bounce buffer of peer's,

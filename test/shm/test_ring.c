@@ -815,6 +815,38 @@ START_TEST(reserve_n_needs_the_whole_run_free)
 }
 END_TEST
 
+/*
+ * Warming is a hint to the cache only: across cells and the ring's end, it
+ * changes no byte of the ring, published cells included.
+ */
+START_TEST(warm_changes_nothing)
+{
+	struct xshm_ring_ref ref;
+	struct xshm_ring *ring = ring_new(&ref, 16, 256);
+	size_t bytes = xshm_ring_bytes(16, 256);
+	unsigned char *before = malloc(bytes);
+	uint64_t pos;
+
+	ck_assert_ptr_nonnull(before);
+	for (int i = 0; i < 14; i++) {
+		unsigned char *cell = xshm_ring_reserve(&ref, &pos);
+
+		ck_assert_ptr_nonnull(cell);
+		memset(cell + sizeof(struct xshm_cell_seq), 0xa0 + i,
+		       256 - sizeof(struct xshm_cell_seq) - XSHM_CELL_CLAIM_SIZE);
+		ck_assert_int_eq(xshm_ring_commit(&ref, cell, pos), 0);
+	}
+	memcpy(before, ring, bytes);
+	xshm_ring_warm(&ref, 14, 3 * 256);	/* cells 14, 15 and 0 */
+	xshm_ring_warm(&ref, 0, 16 * 256);
+	xshm_ring_warm(&ref, 5, 65);
+	ck_assert_int_eq(memcmp(before, ring, bytes), 0);
+	ck_assert_ptr_eq(xshm_ring_peek(&ref), xshm_ring_cell(&ref, 0));
+	free(before);
+	free(ring);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *suite = suite_create("ring");
@@ -832,6 +864,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(basic, push_pop_basics);
 	tcase_add_test(basic, reserve_n_claims_a_run);
 	tcase_add_test(basic, reserve_n_needs_the_whole_run_free);
+	tcase_add_test(basic, warm_changes_nothing);
 	tcase_add_test(basic, reap_killed_producer);
 	tcase_add_test(basic, reap_killed_run_holder);
 	tcase_add_test(basic, reap_exited_producer);

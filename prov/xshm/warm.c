@@ -1,0 +1,34 @@
+/*
+ * Warming the ring cells of the next send.  After a whole message in
+ * cells, the next one to the same peer goes in the cells that follow, and
+ * is often as long: an application's reply, its next iteration.  Their
+ * cache lines were last read by the peer, one lap of the ring ago, and
+ * each store of that message would wait for its line to be taken back.
+ * So on the endpoint's next poll that finds nothing to receive, while it
+ * waits for the reply, say, it asks for those lines (xshm_ring_warm).
+ * Ping-pong latency, against no warming in the same build: 0.89-0.95 from
+ * 64 B to 1 KiB, 0.93-0.97 at 2008 and 3000 B.  A sender that streams
+ * writes the next cells at once: warming right after each send cost it
+ * 4-7% of its bandwidth at 1 KiB, warming on the idle poll nothing.
+ */
+#include "xshm.h"
+
+void xshm_warm_want(struct xshm_ep *ep, fi_addr_t dest, uint64_t pos,
+		    size_t len)
+{
+	if (len <= XSHM_CACHE_LINE)	/* only the line the peer polls */
+		return;
+	ep->warm.wanted = true;
+	ep->warm.dest = dest;
+	ep->warm.pos = pos;
+	ep->warm.len = len;
+}
+
+void xshm_warm_run(struct xshm_ep *ep)
+{
+	struct xshm_av_entry *entry;
+
+	ep->warm.wanted = false;
+	if (!xshm_av_peer(ep->av, ep->warm.dest, &entry))
+		xshm_ring_warm(&entry->peer.ring, ep->warm.pos, ep->warm.len);
+}
