@@ -12,10 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef __x86_64__
-#include <cpuid.h>
-#endif
 
+#include "prefetch.h"
 #include "proc.h"
 #include "ring.h"
 
@@ -206,53 +204,20 @@ void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
 	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
 }
 
-#ifdef __x86_64__
-/*
- * PREFETCHW (AMD's 3DNowPrefetch): CPUID 0x80000001, ECX bit 8.  Asked
- * once: in a virtual machine CPUID traps to the hypervisor.
- */
-static bool can_prefetch_for_write(void)
+void xshm_ring_warm(const struct xshm_ring_ref *ref, uint64_t pos, size_t len)
 {
-	static _Atomic int known;	/* 0: not asked yet, 1: yes, 2: no */
-	int answer = atomic_load_explicit(&known, memory_order_relaxed);
-	unsigned int eax, ebx, ecx, edx;
+	size_t from = XSHM_CACHE_LINE;	/* the first cell's first line: no */
 
-	if (!answer) {
-		answer = __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) &&
-			 (ecx & bit_PRFCHW) ? 1 : 2;
-		atomic_store_explicit(&known, answer, memory_order_relaxed);
-	}
-	return answer == 1;
-}
-#else
-static bool can_prefetch_for_write(void)
-{
-	return true;
-}
-#endif
-
-#ifdef __x86_64__
-__attribute__((target("prfchw")))	/* __builtin_prefetch(p, 1): prefetchw */
-#endif
-static void prefetch_for_write(const struct xshm_ring_ref *ref, uint64_t pos,
-			       size_t len)
-{
-	size_t from = XSHM_CACHE_LINE;
-
+	if (!xshm_can_prefetch_for_write())
+		return;
 	for (uint64_t at = pos; len; at++, from = 0) {
 		unsigned char *cell = xshm_ring_cell(ref, at);
 		size_t in_cell = len < ref->cell_size ? len : ref->cell_size;
 
-		for (size_t off = from; off < in_cell; off += XSHM_CACHE_LINE)
-			__builtin_prefetch(cell + off, 1, 3);
+		if (in_cell > from)
+			xshm_prefetch_for_write(cell + from, in_cell - from);
 		len -= in_cell;
 	}
-}
-
-void xshm_ring_warm(const struct xshm_ring_ref *ref, uint64_t pos, size_t len)
-{
-	if (can_prefetch_for_write())
-		prefetch_for_write(ref, pos, len);
 }
 
 /* Whether the n cells from pos are free in pos's lap; -1: pos is stale. */
