@@ -204,13 +204,15 @@ void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
 	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
 }
 
-void xshm_ring_warm(const struct xshm_ring_ref *ref, uint64_t pos, size_t len)
+void xshm_ring_warm(const struct xshm_ring_ref *ref, size_t len)
 {
+	uint64_t tail = atomic_load_explicit(&ref->ring->tail,
+					     memory_order_relaxed);
 	size_t from = XSHM_CACHE_LINE;	/* the first cell's first line: no */
 
 	if (!xshm_can_prefetch_for_write())
 		return;
-	for (uint64_t at = pos; len; at++, from = 0) {
+	for (uint64_t at = tail; len; at++, from = 0) {
 		unsigned char *cell = xshm_ring_cell(ref, at);
 		size_t in_cell = len < ref->cell_size ? len : ref->cell_size;
 

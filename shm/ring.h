@@ -72,13 +72,13 @@ int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
 void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
 				uint64_t pos);
 /*
- * Producer hint, after a commit: asks for ownership of the cache lines of
- * the first len bytes from position pos's cell on (across the cells after
- * it), so that the stores of a message pushed there later need not wait
- * for them.  The first cell's first line is left alone: the consumer polls
- * it.  Only a hint; it takes nothing on CPUs without a write prefetch.
+ * Producer hint: asks for ownership of the cache lines of the first len
+ * bytes from the cell that the next reserve will claim on (across the
+ * cells after it), so that the stores of a message pushed there need not
+ * wait for them.  The first cell's first line is left alone: the consumer
+ * polls it.  Only a hint (shm/prefetch.h).
  */
-void xshm_ring_warm(const struct xshm_ring_ref *ref, uint64_t pos, size_t len);
+void xshm_ring_warm(const struct xshm_ring_ref *ref, size_t len);
 
 /* The cell of position pos (any lap). */
 static inline void *xshm_ring_cell(const struct xshm_ring_ref *ref,

@@ -50,7 +50,7 @@ void xshm_ep_progress(struct xshm_ep *ep)
 		xshm_buf_return_flush(ep);
 		if (ep->spare_wanted)
 			xshm_spare_refill(ep);
-		if (ep->warm.wanted)
+		if (xshm_warm_wanted(ep))
 			xshm_warm_run(ep);
 		sweep_when_due(ep);
 	}

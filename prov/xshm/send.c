@@ -552,30 +552,17 @@ static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
 
 /*
  * After a whole message in cells: the next one to dest, if as long, takes
- * the cells after it, whose lines the next idle poll warms (warm.c).
+ * the cells after it, whose lines the next idle poll warms (warm.c).  For
+ * a message with the full header, in one cell or a run: each cell after
+ * the first adds a claim and a continuation header to its extent.
  */
-static void warm_next(struct xshm_ep *ep, fi_addr_t dest,
-		      enum whole_kind where, uint64_t pos, size_t total)
+static void warm_after_full_header(struct xshm_ep *ep, fi_addr_t dest,
+				   enum whole_kind where, size_t total)
 {
-	uint32_t ncells;
+	uint32_t ncells = where == WHOLE_CELLS ? run_cells(total) : 1;
 
-	switch (where) {
-	case WHOLE_SHORT:
-		xshm_warm_want(ep, dest, pos + 1, XSHM_SHORT_HDR_SIZE + total);
-		return;
-	case WHOLE_INLINE:
-		xshm_warm_want(ep, dest, pos + 1, XSHM_CMD_HDR_SIZE + total);
-		return;
-	case WHOLE_CELLS:
-		/* each cell after the first adds a claim and a cont header */
-		ncells = run_cells(total);
-		xshm_warm_want(ep, dest, pos + ncells,
-			       XSHM_CMD_HDR_SIZE + total + (ncells - 1) *
-			       (XSHM_CELL_SIZE - XSHM_CELL_PAYLOAD));
-		return;
-	case WHOLE_BUF:
-		return;
-	}
+	xshm_warm_want(ep, dest, XSHM_CMD_HDR_SIZE + total +
+		       (ncells - 1) * (XSHM_CELL_SIZE - XSHM_CELL_PAYLOAD));
 }
 
 /*
@@ -612,8 +599,10 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	xshm_doorbell_ring(region);
 	if (where == WHOLE_BUF)
 		xshm_spare_want(ep, dest);
+	else if (where == WHOLE_SHORT)
+		xshm_warm_want(ep, dest, XSHM_SHORT_HDR_SIZE + total);
 	else
-		warm_next(ep, dest, where, pos, total);
+		warm_after_full_header(ep, dest, where, total);
 	xshm_report_tx(ep, context,
 		       FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
 		       flags & FI_COMPLETION);

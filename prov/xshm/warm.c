@@ -1,7 +1,7 @@
 /*
  * Warming the ring cells of the next send.  After a whole message in
- * cells, the next one to the same peer goes in the cells that follow, and
- * is often as long: an application's reply, its next iteration.  Their
+ * cells, the next one to the same peer goes in the cells that follow (the
+ * ring's tail, unless another sender comes first), and is often as long: an application's reply, its next iteration.  Their
  * cache lines were last read by the peer, one lap of the ring ago, and
  * each store of that message would wait for its line to be taken back.
  * So on the endpoint's next poll that finds nothing to receive, while it
@@ -13,22 +13,12 @@
  */
 #include "xshm.h"
 
-void xshm_warm_want(struct xshm_ep *ep, fi_addr_t dest, uint64_t pos,
-		    size_t len)
-{
-	if (len <= XSHM_CACHE_LINE)	/* only the line the peer polls */
-		return;
-	ep->warm.wanted = true;
-	ep->warm.dest = dest;
-	ep->warm.pos = pos;
-	ep->warm.len = len;
-}
-
 void xshm_warm_run(struct xshm_ep *ep)
 {
 	struct xshm_av_entry *entry;
+	size_t len = ep->warm.len;
 
-	ep->warm.wanted = false;
+	ep->warm.len = 0;
 	if (!xshm_av_peer(ep->av, ep->warm.dest, &entry))
-		xshm_ring_warm(&entry->peer.ring, ep->warm.pos, ep->warm.len);
+		xshm_ring_warm(&entry->peer.ring, len);
 }

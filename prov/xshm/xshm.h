@@ -556,10 +556,8 @@ struct xshm_ep {
 	bool spare_wanted;		/* for spare_dest, on the next idle poll */
 	fi_addr_t spare_dest;
 	struct xshm_warm {		/* warm.c: on the next idle poll */
-		bool wanted;
 		fi_addr_t dest;
-		uint64_t pos;		/* of the first cell in dest's ring */
-		size_t len;		/* bytes from that cell's start */
+		size_t len;		/* bytes from its ring's tail; 0: none */
 	} warm;
 	/* bounce_fill.c: receivers whose mapping ids share a slot share it */
 	struct xshm_store_choice store_choices[XSHM_STORE_CHOICES];
@@ -642,11 +640,22 @@ void xshm_spare_release(struct xshm_ep *ep, const struct xshm_region *peer);
 
 /*
  * Warming the cells of the next send (warm.c): after a whole message in
- * cells, want len bytes of dest's ring from pos warmed, which the next
- * idle poll does (run).
+ * cells, want len bytes of dest's ring from its tail warmed, which the
+ * next idle poll does (run) when they reach past the first cache line.
+ * Inline: it is on every send's path.
  */
-void xshm_warm_want(struct xshm_ep *ep, fi_addr_t dest, uint64_t pos,
-		    size_t len);
+static inline void xshm_warm_want(struct xshm_ep *ep, fi_addr_t dest,
+				  size_t len)
+{
+	ep->warm.dest = dest;
+	ep->warm.len = len;
+}
+
+static inline bool xshm_warm_wanted(const struct xshm_ep *ep)
+{
+	return ep->warm.len > XSHM_CACHE_LINE;	/* the first line: never */
+}
+
 void xshm_warm_run(struct xshm_ep *ep);
 
 /*

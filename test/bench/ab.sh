@@ -3,30 +3,68 @@
 # by side in the same benchmark processes (the baseline is built with
 # XSHM_NAME="xshmbase"), through test/bench/compare.py:
 #
-#   bash test/bench/ab.sh REV [compare.py options]
+#   bash test/bench/ab.sh [--swap] REV [compare.py options]
 #   e.g. bash test/bench/ab.sh HEAD~3 -b latency -s 8,1K,4K -r 12
 #
 # Ratios are this tree / REV.  On a machine whose placement drifts, a
-# change of a few percent needs a dozen repetitions or more.
+# change of a few percent needs a dozen repetitions or more.  Even then a
+# run can favour one provider name over the other by several percent:
+# --swap runs the comparison a second time with the names swapped (REV as
+# xshm, this tree as xshmbase) and test/bench/ab_swap.py divides that bias
+# out.  It takes twice as long.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-rev=${1:?usage: ab.sh REV [compare.py options]}
+swap=0
+if [ "${1:-}" = --swap ]; then
+	swap=1
+	shift
+fi
+rev=${1:?usage: ab.sh [--swap] REV [compare.py options]}
 shift
 . test/build.sh
 xshm_install_deps
 xshm_build
+
 base=build/ab-base
+tree=build/ab-tree
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# Builds the configured tree in $1 as provider $2 into $1/provider-$2/.
+build_as() {
+	(cd "$1" && make clean >/dev/null &&
+	 make -j"$(nproc)" CFLAGS="-g -O2 -DXSHM_NAME=\\\"$2\\\"" >/dev/null)
+	mkdir -p "$1/provider-$2"
+	cp "$1/.libs/libxshm-fi.so" "$1/provider-$2/lib$2-fi.so"
+}
+
 rm -rf "$base"
 git worktree prune
 git worktree add --detach -f "$base" "$rev" >/dev/null
-(cd "$base" && ./autogen.sh >/dev/null && ./configure --quiet &&
- make -j"$(nproc)" CFLAGS='-g -O2 -DXSHM_NAME=\"xshmbase\"' >/dev/null)
-mkdir -p "$base/provider"
-cp "$base/.libs/libxshm-fi.so" "$base/provider/libxshmbase-fi.so"
-XSHM_BENCH_COMMAND="$(printf '%q ' "$0" "$rev" "$@")"
+(cd "$base" && ./autogen.sh >/dev/null && ./configure --quiet)
+build_as "$base" xshmbase
+
+XSHM_BENCH_COMMAND="$(printf '%q ' "$0" "$@")"
 export XSHM_BENCH_COMMAND="${XSHM_BENCH_COMMAND% }"
-export FI_PROVIDER_PATH="$PWD/.libs:$PWD/$base/provider"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
-"$PY" test/bench/compare.py -p xshm,xshmbase "$@"
+if [ "$swap" = 0 ]; then
+	FI_PROVIDER_PATH="$PWD/.libs:$PWD/$base/provider-xshmbase" \
+		"$PY" test/bench/compare.py -p xshm,xshmbase "$@"
+	git worktree remove --force "$base"
+	exit
+fi
+
+# The tree as xshmbase: a copy of it, uncommitted changes included.
+rm -rf "$tree"
+mkdir -p "$tree"
+tar -cf - --exclude=./build --exclude=./bench-results --exclude=./.git . |
+	tar -xf - -C "$tree"
+build_as "$tree" xshmbase
+build_as "$base" xshm
+out=bench-results/ab-$(date +%Y%m%d-%H%M%S)
+FI_PROVIDER_PATH="$PWD/.libs:$PWD/$base/provider-xshmbase" \
+	"$PY" test/bench/compare.py -p xshm,xshmbase "$@" -o "$out/forward"
+FI_PROVIDER_PATH="$PWD/$base/provider-xshm:$PWD/$tree/provider-xshmbase" \
+	"$PY" test/bench/compare.py -p xshm,xshmbase "$@" -o "$out/swapped"
+"$PY" test/bench/ab_swap.py "$out/forward" "$out/swapped" | tee "$out/effect.txt"
 git worktree remove --force "$base"
+rm -rf "$tree"

@@ -837,9 +837,9 @@ START_TEST(warm_changes_nothing)
 		ck_assert_int_eq(xshm_ring_commit(&ref, cell, pos), 0);
 	}
 	memcpy(before, ring, bytes);
-	xshm_ring_warm(&ref, 14, 3 * 256);	/* cells 14, 15 and 0 */
-	xshm_ring_warm(&ref, 0, 16 * 256);
-	xshm_ring_warm(&ref, 5, 65);
+	xshm_ring_warm(&ref, 3 * 256);	/* from the tail: cells 14, 15 and 0 */
+	xshm_ring_warm(&ref, 16 * 256);
+	xshm_ring_warm(&ref, 65);
 	ck_assert_int_eq(memcmp(before, ring, bytes), 0);
 	ck_assert_ptr_eq(xshm_ring_peek(&ref), xshm_ring_cell(&ref, 0));
 	free(before);
