@@ -599,8 +599,10 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	xshm_doorbell_ring(region);
 	if (where == WHOLE_BUF)
 		xshm_spare_want(ep, dest);
-	else if (where == WHOLE_SHORT)
-		xshm_warm_want(ep, dest, XSHM_SHORT_HDR_SIZE + total);
+	else if (where == WHOLE_SHORT) {
+		if (total > XSHM_CACHE_LINE - XSHM_SHORT_HDR_SIZE)
+			xshm_warm_want(ep, dest, XSHM_SHORT_HDR_SIZE + total);
+	}
 	else
 		warm_after_full_header(ep, dest, where, total);
 	xshm_report_tx(ep, context,

@@ -1,15 +1,17 @@
 /*
  * Warming the ring cells of the next send.  After a whole message in
- * cells, the next one to the same peer goes in the cells that follow (the
- * ring's tail, unless another sender comes first), and is often as long: an application's reply, its next iteration.  Their
- * cache lines were last read by the peer, one lap of the ring ago, and
+ * cells, the next one to the same peer goes in the cells that follow (from
+ * the ring's tail, unless another sender comes first), and is often as
+ * long: an application's reply, its next iteration.  Their cache lines
+ * were last read by the peer, one lap of the ring ago, and
  * each store of that message would wait for its line to be taken back.
  * So on the endpoint's next poll that finds nothing to receive, while it
  * waits for the reply, say, it asks for those lines (xshm_ring_warm).
- * Ping-pong latency, against no warming in the same build: 0.89-0.95 from
- * 64 B to 1 KiB, 0.93-0.97 at 2008 and 3000 B.  A sender that streams
- * writes the next cells at once: warming right after each send cost it
- * 4-7% of its bandwidth at 1 KiB, warming on the idle poll nothing.
+ * Ping-pong latency against the build before (fi_xshm(7) has the
+ * figures): 0.88-0.97 at 256 B, 0.90-1.00 at 1 KiB.  A sender that
+ * streams writes the next cells at once: warming right after each send
+ * cost it 4-7% of its bandwidth at 1 KiB; warming on the idle poll, within
+ * one build, nothing measurable.
  */
 #include "xshm.h"
 
