@@ -552,15 +552,22 @@ static size_t fill_whole_payload(struct xshm_ep *ep, struct xshm_region *region,
 
 /*
  * After a whole message in cells: the next one to dest, if as long, takes
- * the cells after it, whose lines the next idle poll warms (warm.c).  For
- * a message with the full header, in one cell or a run: each cell after
- * the first adds a claim and a continuation header to its extent.
+ * the cells after it, whose lines the next idle poll warms (warm.c).  A
+ * message with the full header, in one cell or a run, spans that header,
+ * its payload and, for each cell after the first, a claim and a
+ * continuation header.
  */
-static void warm_after_full_header(struct xshm_ep *ep, fi_addr_t dest,
-				   enum whole_kind where, size_t total)
+static void warm_next(struct xshm_ep *ep, fi_addr_t dest,
+		      enum whole_kind where, size_t total)
 {
-	uint32_t ncells = where == WHOLE_CELLS ? run_cells(total) : 1;
+	uint32_t ncells;
 
+	if (where == WHOLE_SHORT) {
+		if (total > XSHM_CACHE_LINE - XSHM_SHORT_HDR_SIZE)
+			xshm_warm_want(ep, dest, XSHM_SHORT_HDR_SIZE + total);
+		return;
+	}
+	ncells = where == WHOLE_CELLS ? run_cells(total) : 1;
 	xshm_warm_want(ep, dest, XSHM_CMD_HDR_SIZE + total +
 		       (ncells - 1) * (XSHM_CELL_SIZE - XSHM_CELL_PAYLOAD));
 }
@@ -599,12 +606,8 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	xshm_doorbell_ring(region);
 	if (where == WHOLE_BUF)
 		xshm_spare_want(ep, dest);
-	else if (where == WHOLE_SHORT) {
-		if (total > XSHM_CACHE_LINE - XSHM_SHORT_HDR_SIZE)
-			xshm_warm_want(ep, dest, XSHM_SHORT_HDR_SIZE + total);
-	}
 	else
-		warm_after_full_header(ep, dest, where, total);
+		warm_next(ep, dest, where, total);
 	xshm_report_tx(ep, context,
 		       FI_SEND | (kind == XSHM_OP_TAGGED ? FI_TAGGED : FI_MSG),
 		       flags & FI_COMPLETION);
