@@ -8,7 +8,7 @@
  * So on the endpoint's next poll that finds nothing to receive, while it
  * waits for the reply, say, it asks for those lines (xshm_ring_warm).
  * Ping-pong latency against the build before (fi_xshm(7) has the
- * figures): 0.88-0.97 at 256 B, 0.90-1.00 at 1 KiB.  A sender that
+ * figures): 0.88-0.97 at 256 B, 0.89-1.00 at 1 KiB.  A sender that
  * streams writes the next cells at once: warming right after each send
  * cost it 4-7% of its bandwidth at 1 KiB; warming on the idle poll, within
  * one build, nothing measurable.
