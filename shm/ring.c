@@ -206,6 +206,7 @@ void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
 
 void xshm_ring_warm(const struct xshm_ring_ref *ref, size_t len)
 {
+	/* any producer may have written tail: xshm_ring_cell masks it */
 	uint64_t tail = atomic_load_explicit(&ref->ring->tail,
 					     memory_order_relaxed);
 	size_t from = XSHM_CACHE_LINE;	/* the first cell's first line: no */

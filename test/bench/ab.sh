@@ -11,7 +11,8 @@
 # run can favour one provider name over the other by several percent:
 # --swap runs the comparison a second time with the names swapped (REV as
 # xshm, this tree as xshmbase) and test/bench/ab_swap.py divides that bias
-# out.  It takes twice as long.
+# out.  It takes twice as long, and writes its results under
+# bench-results/ab-<date-time>/ whatever -o says.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 swap=0
