@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	10
+#define XSHM_LAYOUT_VERSION	11
 #define XSHM_NAME_MAX		48
 
 /*
@@ -168,9 +168,10 @@ struct xshm_cont_cell {
 
 #define XSHM_CELL_PAYLOAD	(XSHM_CELL_SIZE - offsetof(struct xshm_cont_cell, data) - \
 				 XSHM_CELL_CLAIM_SIZE)
-#define XSHM_CELLS_MSG_MAX	4096
-#define XSHM_CELLS_MAX		(1 + (XSHM_CELLS_MSG_MAX - XSHM_INLINE_MAX + \
-				      XSHM_CELL_PAYLOAD - 1) / XSHM_CELL_PAYLOAD)
+/* The longest run, and so the longest message, a run of cells carries. */
+#define XSHM_CELLS_MAX		3
+#define XSHM_CELLS_MSG_MAX	(XSHM_INLINE_MAX + \
+				 (XSHM_CELLS_MAX - 1) * XSHM_CELL_PAYLOAD)
 /*
  * The fewest cells a ring may have: a run of cells is claimed within a
  * quarter of the ring (xshm_ring_reserve_n), so a smaller peer ring would
@@ -239,6 +240,8 @@ static_assert(XSHM_SHORT_HDR_SIZE == 32 && XSHM_SHORT_MAX == 2008,
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
 static_assert(XSHM_BUF_TAIL_MAX <= XSHM_INLINE_MAX, "a buffer's tail fits its cell");
+static_assert(XSHM_CELLS_MSG_MAX == 6032 && XSHM_CELLS_MSG_MAX <= XSHM_BUF_SIZE,
+	      "a run of cells carries less than a bounce buffer");
 static_assert(XSHM_CELLS_MAX <= XSHM_RING_CELLS_MIN / 4 &&
 	      XSHM_RING_CELLS >= XSHM_RING_CELLS_MIN, "cells fit one claim");
 static_assert(offsetof(struct xshm_cont_cell, op) == offsetof(struct xshm_cmd, op),

@@ -1,7 +1,9 @@
 /*
  * Filling a bounce buffer: with cached or streaming stores, as
  * FI_XSHM_BOUNCE_STORES says, or by default as the sender's measurements
- * of its own fills to that receiver choose (shm/store_choice.h).
+ * of its own fills to that receiver choose (shm/store_choice.h).  The
+ * choice also decides whether a message that could go either way takes
+ * ring cells (send.c).
  */
 #include "xshm.h"
 
@@ -39,4 +41,19 @@ void xshm_bounce_fill(struct xshm_ep *ep, const struct xshm_region *peer,
 	start = xshm_cycles();
 	xshm_iov_gather(copy_of(kind), buf, iov, count, offset, len);
 	xshm_store_record(choice, kind, xshm_cycles() - start, len);
+}
+
+bool xshm_bounce_fills_cached(const struct xshm_ep *ep,
+			      const struct xshm_region *peer)
+{
+	switch (xshm_params.bounce_stores) {
+	case XSHM_BOUNCE_STORES_CACHED:
+		return true;
+	case XSHM_BOUNCE_STORES_STREAMING:
+		return false;
+	case XSHM_BOUNCE_STORES_AUTO:
+		break;
+	}
+	return ep->store_choices[peer->mapping_id % XSHM_STORE_CHOICES].chosen ==
+	       XSHM_STORES_CACHED;
 }

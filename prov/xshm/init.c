@@ -45,8 +45,10 @@ static void define_params(void)
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
 	fi_param_define(&xshm_prov, "cells_threshold", FI_PARAM_SIZE_T,
 		"Messages of more than one cell and at most this many bytes "
-		"travel in consecutive ring cells rather than a bounce buffer "
-		"(default: %zu, at most %zu).", (size_t) XSHM_CELLS_THRESHOLD,
+		"travel in consecutive ring cells rather than a bounce buffer; "
+		"above %zu, only to receivers whose buffers the sender fills "
+		"with cached stores (default: %zu, at most %zu).",
+		(size_t) XSHM_CELLS_ALWAYS_MAX, (size_t) XSHM_CELLS_THRESHOLD,
 		(size_t) XSHM_CELLS_MSG_MAX);
 	fi_param_define(&xshm_prov, "bounce_stores", FI_PARAM_STRING,
 		"How senders fill bounce buffers: cached (the data waits in the "

@@ -97,10 +97,19 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 	return publish(peer, op, cmd, pos, op->total);
 }
 
-static bool spans_cells(const struct xshm_tx_op *op)
+/*
+ * Whether a message of total bytes, too long for one cell, goes in a run of
+ * cells rather than a bounce buffer.  Past XSHM_CELLS_ALWAYS_MAX, only
+ * while the sender fills peer's buffers with cached stores: a receiver
+ * that shares no cache with the sender reads a buffer filled with
+ * streaming stores faster than cells from the sender's cache.
+ */
+static bool fits_run(const struct xshm_ep *ep, const struct xshm_region *peer,
+		     size_t total)
 {
-	return op->total > XSHM_INLINE_MAX &&
-	       op->total <= xshm_params.cells_threshold;
+	return total <= xshm_params.cells_threshold &&
+	       (total <= XSHM_CELLS_ALWAYS_MAX ||
+		xshm_bounce_fills_cached(ep, peer));
 }
 
 /* The cells a message of total bytes takes as a run (XSHM_PROTO_CELLS). */
@@ -222,7 +231,7 @@ static bool push_op(struct xshm_ep *ep, struct xshm_region *peer,
 {
 	if (op->rts)
 		return op->started || push_rts(ep, peer, op);
-	if (spans_cells(op))
+	if (op->cells)
 		return op->started || push_cells(ep, peer, op);
 	while (!op->started || op->sent < op->total)
 		if (!push_cell(ep, peer, op))
@@ -430,6 +439,8 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	op->fence = flags & FI_FENCE;
 	op->ack_id = 0;
 	op->rts = is_pulled(ep, peer, total, flags);
+	op->cells = !op->rts && total > XSHM_INLINE_MAX &&
+		    fits_run(ep, peer, total);
 	memcpy(op->iov, iov, count * sizeof(*iov));
 	op->iov_count = count;
 	op->total = total;
@@ -452,13 +463,15 @@ enum whole_kind {
 };
 
 /* Remote CQ data needs the full header, which leaves the cell less room. */
-static enum whole_kind whole_kind_of(size_t total, uint64_t flags)
+static enum whole_kind whole_kind_of(const struct xshm_ep *ep,
+				     const struct xshm_region *peer,
+				     size_t total, uint64_t flags)
 {
 	if (!(flags & FI_REMOTE_CQ_DATA) && total <= XSHM_SHORT_MAX)
 		return WHOLE_SHORT;
 	if (total <= XSHM_INLINE_MAX)
 		return WHOLE_INLINE;
-	if (total <= xshm_params.cells_threshold)
+	if (fits_run(ep, peer, total))
 		return WHOLE_CELLS;
 	return WHOLE_BUF;
 }
@@ -583,7 +596,7 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 			  uint64_t data, void *context, uint64_t flags)
 {
 	struct xshm_region *region = &peer->peer;
-	enum whole_kind where = whole_kind_of(total, flags);
+	enum whole_kind where = whole_kind_of(ep, region, total, flags);
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos;
@@ -618,14 +631,17 @@ give_back:
 	return no_room(ep, peer);
 }
 
+/*
+ * Whether send_whole takes the message: it fits one bounce buffer and its
+ * cell (a run of cells carries less), nothing waits before it, and it
+ * needs no ack.
+ */
 static bool takes_whole_path(const struct xshm_ep *ep,
 			     const struct xshm_region *peer, size_t total,
 			     uint64_t flags)
 {
-	bool fits = whole_kind_of(total, flags) != WHOLE_BUF ||
-		    total <= peer->pool.buf_size + XSHM_BUF_TAIL_MAX;
-
-	return fits && !is_pulled(ep, peer, total, flags) &&
+	return total <= peer->pool.buf_size + XSHM_BUF_TAIL_MAX &&
+	       !is_pulled(ep, peer, total, flags) &&
 	       xshm_dlist_empty(&ep->tx_queue) &&
 	       !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
 	       !((flags & FI_FENCE) && !xshm_dlist_empty(&ep->tx_wait_ack));

@@ -59,13 +59,21 @@
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
 /*
- * Measured default: every message a run of cells can carry.  With 2 KiB
- * cells a run is two or three cells; against a bounce buffer (with the
- * sender's spare ready), side by side, latency 0.95 at 2009 B and 0.98-1.00
- * up to 4 KiB, streaming bandwidth 1.08-1.32.  With 1 KiB cells the runs
- * were longer and lost: 1.09-1.28 times the latency.
+ * Measured default: every message a run of cells can carry, three 2 KiB
+ * cells.  Against a bounce buffer (with the sender's spare ready), side by
+ * side in one build with the names swapped: latency 0.86-0.90 at 4097 B,
+ * 0.92-0.94 at 5 KiB, 0.94-0.96 at 6032 B, streaming bandwidth 1.08-1.14;
+ * with the CPUs far apart, 0.93-1.04.  Runs of four cells, to 8056 B, cost
+ * what a buffer does near and 1.25-1.3 times its latency far from 6 KiB.
+ * With 1 KiB cells the runs were longer and lost: 1.09-1.28 times the
+ * latency.
  */
 #define XSHM_CELLS_THRESHOLD	XSHM_CELLS_MSG_MAX
+/*
+ * Longer ones take cells only while the sender fills the receiver's
+ * buffers with cached stores: one it streams to is far (store_choice.h).
+ */
+#define XSHM_CELLS_ALWAYS_MAX	4096
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 
@@ -482,6 +490,7 @@ struct xshm_tx_op {
 	bool started;			/* first cell pushed */
 	bool fence;			/* FI_FENCE: waits for all before it */
 	bool rts;			/* the receiver pulls it (single copy) */
+	bool cells;			/* whole in a run of cells */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: completes on its ack */
 	struct xshm_owner dest_owner;	/* the receiver process it was posted to */
 };
@@ -666,6 +675,14 @@ void xshm_warm_run(struct xshm_ep *ep);
 void xshm_bounce_fill(struct xshm_ep *ep, const struct xshm_region *peer,
 		      void *buf, const struct iovec *iov, size_t count,
 		      size_t offset, size_t len);
+
+/*
+ * Whether ep fills peer's buffers with cached stores: as
+ * FI_XSHM_BOUNCE_STORES says, or as its choice for peer stands, probes
+ * aside (bounce_fill.c).
+ */
+bool xshm_bounce_fills_cached(const struct xshm_ep *ep,
+			      const struct xshm_region *peer);
 
 /* A bounce buffer the receive path is done with, freed in a batch (buf_return.c). */
 void xshm_buf_return(struct xshm_ep *ep, uint32_t index, uint64_t borrower);

@@ -8,8 +8,9 @@
  * "provider size rep MBps Mmsgps" (10^6 bytes and 10^6 messages per second),
  * computed from the median time of the point's windows (at least 3, unless
  * the time per point (-t) is over first; -a: from the whole point).
- * Default sizes: powers of two from 1 B to 4 MiB and the sizes around
- * 200, 4096, 8192 and 16384.  Lines starting with '#' are comments.
+ * Default sizes: powers of two from 1 B to 4 MiB and the sizes around the
+ * protocol changes of xshm and shm (bench_default_sizes in common.c).
+ * Lines starting with '#' are comments.
  */
 #include <stdio.h>
 #include <stdlib.h>

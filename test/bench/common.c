@@ -145,12 +145,12 @@ void bench_parse_sizes(struct bench_opts *o, const char *list)
 /*
  * Powers of two up to max, and with thresholds the sizes around xshm's
  * protocol changes (one ring cell 2008, the vector copy from 2048, a run of
- * ring cells 4096, one bounce buffer 16384) and around 4 and 8 KiB, where
- * shm changes protocol.
+ * ring cells 4096 to a far receiver and 6032 to a near one, one bounce
+ * buffer 16384) and around 4 and 8 KiB, where shm changes protocol.
  */
 void bench_default_sizes(struct bench_opts *o, size_t max, bool thresholds)
 {
-	static const size_t around[] = { 2008, 2048, 4096, 8192, 16384 };
+	static const size_t around[] = { 2008, 2048, 4096, 6032, 8192, 16384 };
 
 	free(o->sizes);
 	o->sizes = NULL;

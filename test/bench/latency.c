@@ -9,8 +9,9 @@
  * 16 KiB, with at least 10 round trips; -a: from the
  * whole point), so that moments when another process holds a CPU spoil
  * few points.
- * Default sizes: powers of two from 1 B to 4 MiB and the sizes around
- * 200, 4096, 8192 and 16384.  Lines starting with '#' are comments.
+ * Default sizes: powers of two from 1 B to 4 MiB and the sizes around the
+ * protocol changes of xshm and shm (bench_default_sizes in common.c).
+ * Lines starting with '#' are comments.
  */
 #include <stdio.h>
 #include <stdlib.h>

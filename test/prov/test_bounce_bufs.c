@@ -15,7 +15,7 @@
 #include "shm/region.h"
 
 #define TAG	0x5a4eULL
-/* the smallest that takes a bounce buffer, runs of cells (cells_threshold) being longest */
+/* the smallest that always takes a bounce buffer */
 #define MEDIUM	(XSHM_CELLS_MSG_MAX + 1)
 
 static struct xt_cfg cfg;
@@ -85,16 +85,25 @@ static void pair_close(struct pair *p)
 
 /*
  * How many buffers a message holds while it waits in the receiver's ring:
- * one per full piece; a last piece that fits a cell travels in it.
+ * one per full piece; a last piece that fits a cell travels in it.  Past
+ * 4096 bytes, a run of cells needs the sender's fills to that receiver to
+ * be cached (FI_XSHM_BOUNCE_STORES, or by default the sender's choice,
+ * cached until its timed fills show otherwise).
  */
-static const struct { size_t len; uint32_t bufs; } holds[] = {
-	{ XSHM_CELLS_MSG_MAX, 0 },
-	{ XSHM_CELLS_MSG_MAX + 1, 1 },
-	{ XSHM_BUF_SIZE, 1 },
-	{ XSHM_BUF_SIZE + 1, 1 },
-	{ XSHM_BUF_SIZE + XSHM_INLINE_MAX, 1 },
-	{ XSHM_BUF_SIZE + XSHM_INLINE_MAX + 1, 2 },
-	{ 2 * XSHM_BUF_SIZE + 1, 2 },
+static const struct { const char *stores; size_t len; uint32_t bufs; } holds[] = {
+	{ NULL, 4097, 0 },
+	{ NULL, XSHM_CELLS_MSG_MAX, 0 },
+	{ NULL, XSHM_CELLS_MSG_MAX + 1, 1 },
+	{ NULL, XSHM_BUF_SIZE, 1 },
+	{ NULL, XSHM_BUF_SIZE + 1, 1 },
+	{ NULL, XSHM_BUF_SIZE + XSHM_INLINE_MAX, 1 },
+	{ NULL, XSHM_BUF_SIZE + XSHM_INLINE_MAX + 1, 2 },
+	{ NULL, 2 * XSHM_BUF_SIZE + 1, 2 },
+	{ "cached", XSHM_CELLS_MSG_MAX, 0 },
+	{ "cached", XSHM_CELLS_MSG_MAX + 1, 1 },
+	{ "streaming", 4096, 0 },
+	{ "streaming", 4097, 1 },
+	{ "streaming", XSHM_CELLS_MSG_MAX, 1 },
 };
 
 START_TEST(a_message_holds_one_buffer_per_full_piece)
@@ -105,12 +114,15 @@ START_TEST(a_message_holds_one_buffer_per_full_piece)
 	struct pair p;
 	uint32_t held;
 
+	if (holds[_i].stores)
+		XT_ASSERT(setenv("FI_XSHM_BOUNCE_STORES", holds[_i].stores, 1) == 0, "setenv");
 	pair_open(&p);
 	xt_fill(out, len, 70, 0);
 	XT_POST(&p.tx, fi_tsend(p.tx.ep, out, len, NULL, p.to_rx, TAG, NULL));
 	held = p.rx_region.pool.nbufs - free_buffers(&p);
-	XT_ASSERT(held == holds[_i].bufs, "a %zu-byte message holds %u buffers, expected %u",
-		  len, held, holds[_i].bufs);
+	XT_ASSERT(held == holds[_i].bufs, "a %zu-byte message (%s stores) holds %u buffers, "
+		  "expected %u", len, holds[_i].stores ? holds[_i].stores : "auto", held,
+		  holds[_i].bufs);
 	XT_POST(&p.rx, fi_trecv(p.rx.ep, in, len, NULL, FI_ADDR_UNSPEC, TAG, 0, NULL));
 	xt_wait_rx(&p.rx, &c);
 	XT_ASSERT(c.e.len == len, "received %zu bytes of %zu", c.e.len, len);

@@ -23,6 +23,8 @@ static const size_t sizes[] = {
 	XSHM_SHORT_MAX, XSHM_SHORT_MAX + 1,
 	XSHM_INLINE_MAX - 1, XSHM_INLINE_MAX, XSHM_INLINE_MAX + 1,
 	XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD, XSHM_INLINE_MAX + XSHM_CELL_PAYLOAD + 1,
+	/* past 4096, a run of cells only while the sender's fills are cached */
+	4096, 4097,
 	XSHM_CELLS_MSG_MAX - 1, XSHM_CELLS_MSG_MAX, XSHM_CELLS_MSG_MAX + 1,
 	XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1,
 	/* the most that one buffer and its command's cell carry */
@@ -142,10 +144,14 @@ START_TEST(sizes_unexpected_message_with_remote_cq_data_arrives_intact)
 }
 END_TEST
 
-/* Every message up to XSHM_CELLS_MSG_MAX spans cells, not only short runs. */
+/* Every message up to XSHM_CELLS_MSG_MAX spans cells, the longest runs too. */
 static void use_longest_runs(void)
 {
-	XT_ASSERT(setenv("FI_XSHM_CELLS_THRESHOLD", "4096", 1) == 0, "setenv");
+	char max[32];
+
+	snprintf(max, sizeof(max), "%zu", (size_t)XSHM_CELLS_MSG_MAX);
+	XT_ASSERT(setenv("FI_XSHM_CELLS_THRESHOLD", max, 1) == 0, "setenv");
+	XT_ASSERT(setenv("FI_XSHM_BOUNCE_STORES", "cached", 1) == 0, "setenv");
 }
 
 /* One tagged message, sent from iovs of these lengths. */
@@ -167,6 +173,8 @@ static const struct { size_t niov, len[3]; } cell_iovs[] = {
 	{ 3, { 1, XSHM_INLINE_MAX, 1 } },
 	{ 3, { 1, 998, 1 } },
 	{ 3, { XSHM_CELL_PAYLOAD, XSHM_CELL_PAYLOAD, XSHM_CELLS_MSG_MAX - 2 * XSHM_CELL_PAYLOAD } },
+	{ 3, { XSHM_INLINE_MAX + 1, XSHM_CELL_PAYLOAD, XSHM_CELLS_MSG_MAX - XSHM_INLINE_MAX -
+	       XSHM_CELL_PAYLOAD - 1 } },
 };
 
 START_TEST(sizes_cells_from_iovs_arrive_intact)
@@ -219,10 +227,12 @@ END_TEST
 /*
  * Messages through bounce buffers, filled with the stores that
  * FI_XSHM_BOUNCE_STORES forces: whole buffers, pieces and a last piece in
- * a cell, and iovs whose pieces start off cache-line boundaries.
+ * a cell, and iovs whose pieces start off cache-line boundaries.  From
+ * 4097 bytes to XSHM_CELLS_MSG_MAX, the stores also decide between a
+ * buffer (streaming) and a run of cells (cached).
  */
 static const size_t bounce_sizes[] = {
-	XSHM_CELLS_MSG_MAX + 1, XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1,
+	4097, XSHM_CELLS_MSG_MAX, XSHM_CELLS_MSG_MAX + 1, XSHM_BUF_SIZE - 1, XSHM_BUF_SIZE, XSHM_BUF_SIZE + 1,
 	2 * XSHM_BUF_SIZE + XSHM_INLINE_MAX + 1, 3 * XSHM_BUF_SIZE + 100,
 };
 
