@@ -3,7 +3,7 @@
  * FI_XSHM_BOUNCE_STORES says, or by default as the sender's measurements
  * of its own fills to that receiver choose (shm/store_choice.h).  The
  * choice also decides whether a message that could go either way takes
- * ring cells (send.c).
+ * ring cells (send.c) and whether the spare buffer is warmed (spare.c).
  */
 #include "xshm.h"
 

@@ -216,7 +216,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 			       head);
 	if (publish(peer, op, cmd, pos, len)) {
 		if (!is_inline && first_piece)
-			xshm_spare_want(ep, op->dest);
+			xshm_spare_want(ep, op->dest, len);
 		return true;
 	}
 give_back:
@@ -618,7 +618,7 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 		goto give_back;		/* skipped as stalled: not sent */
 	xshm_doorbell_ring(region);
 	if (where == WHOLE_BUF)
-		xshm_spare_want(ep, dest);
+		xshm_spare_want(ep, dest, buffer_part(region, total));
 	else
 		warm_next(ep, dest, where, total);
 	xshm_report_tx(ep, context,

@@ -9,6 +9,12 @@
  * its next poll that finds nothing to receive: a sender that streams
  * polls busy and borrows as it sends, as before.
  *
+ * While it fills the receiver's buffers with cached stores, it also asks
+ * for the spare's lines, as many as the last send filled, for writing, as
+ * warm.c does for ring cells (streaming stores need no line).  Side by
+ * side, in one build with the names swapped: 0.92-1.00 times the latency
+ * at 6033 B in three runs, 0.97-0.99 at 7 and 8 KiB, nothing from 12 KiB.
+ *
  * A spare holds one of the receiver's buffers away from its other senders,
  * so one is only taken while at least a quarter of the pool is free.  It
  * goes back to the pool when the endpoint closes and when the receiver's
@@ -16,6 +22,7 @@
  * that (the receiver died or closed) is forgotten: its pool is gone too.
  */
 #include "xshm.h"
+#include "shm/prefetch.h"
 
 static struct xshm_spare *slot_of(struct xshm_ep *ep,
 				  const struct xshm_region *peer)
@@ -41,10 +48,11 @@ int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
 	return 0;
 }
 
-void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest)
+void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest, size_t len)
 {
 	ep->spare_wanted = true;
 	ep->spare_dest = dest;
+	ep->spare_len = len;
 }
 
 static void refill(struct xshm_ep *ep, const struct xshm_region *peer)
@@ -57,6 +65,9 @@ static void refill(struct xshm_ep *ep, const struct xshm_region *peer)
 		return;
 	spare->mapping_id = peer->mapping_id;
 	spare->held = true;
+	if (xshm_can_prefetch_for_write() && xshm_bounce_fills_cached(ep, peer))
+		xshm_prefetch_for_write(xshm_pool_buf(&peer->pool, spare->index),
+					ep->spare_len);
 }
 
 void xshm_spare_refill(struct xshm_ep *ep)

@@ -564,6 +564,7 @@ struct xshm_ep {
 	} spares[XSHM_SPARES];
 	bool spare_wanted;		/* for spare_dest, on the next idle poll */
 	fi_addr_t spare_dest;
+	size_t spare_len;		/* bytes the last send put in a buffer */
 	struct xshm_warm {		/* warm.c: on the next idle poll */
 		fi_addr_t dest;
 		size_t len;		/* bytes from its ring's tail; 0: none */
@@ -637,13 +638,14 @@ void xshm_liveness_progress(struct xshm_ep *ep, bool idle);
 /*
  * Bounce buffers of a peer's pool for sends (spare.c): borrow one, the
  * spare held for the peer if any, else from the pool (0, or the pool's
- * error); after a medium send, want a spare for dest, borrowed on the next
- * idle poll (refill); give it back before the peer's region is unmapped or
- * the endpoint closes.
+ * error); after a send that put len bytes in a buffer, want a spare for
+ * dest, borrowed (and its first len bytes warmed) on the next idle poll
+ * (refill); give it back before the peer's region is unmapped or the
+ * endpoint closes.
  */
 int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
 		      uint32_t *index);
-void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest);
+void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest, size_t len);
 void xshm_spare_refill(struct xshm_ep *ep);
 void xshm_spare_release(struct xshm_ep *ep, const struct xshm_region *peer);
 
