@@ -142,7 +142,8 @@ static const struct {
 	{ "FI_DELIVERY_COMPLETE|FI_FENCE", FI_DELIVERY_COMPLETE | FI_FENCE },
 };
 
-static const size_t proto_sizes[] = { 100, XSHM_BUF_SIZE, MiB };
+/* one cell, a run of cells, one bounce buffer, a message in pieces */
+static const size_t proto_sizes[] = { 100, XSHM_CELLS_MSG_MAX, XSHM_BUF_SIZE, MiB };
 
 START_TEST(send_flag_is_accepted_and_completes_once_received)
 {
