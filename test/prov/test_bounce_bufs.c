@@ -90,7 +90,12 @@ static void pair_close(struct pair *p)
  * be cached (FI_XSHM_BOUNCE_STORES, or by default the sender's choice,
  * cached until its timed fills show otherwise).
  */
-static const struct { const char *stores; size_t len; uint32_t bufs; } holds[] = {
+static const struct {
+	const char *stores;
+	size_t len;
+	uint32_t bufs;
+	uint64_t flags;		/* FI_DELIVERY_COMPLETE: through a tx_op (send.c) */
+} holds[] = {
 	{ NULL, 4097, 0 },
 	{ NULL, XSHM_CELLS_MSG_MAX, 0 },
 	{ NULL, XSHM_CELLS_MSG_MAX + 1, 1 },
@@ -104,7 +109,22 @@ static const struct { const char *stores; size_t len; uint32_t bufs; } holds[] =
 	{ "streaming", 4096, 0 },
 	{ "streaming", 4097, 1 },
 	{ "streaming", XSHM_CELLS_MSG_MAX, 1 },
+	{ NULL, XSHM_CELLS_MSG_MAX, 0, FI_DELIVERY_COMPLETE },
+	{ "streaming", 4096, 0, FI_DELIVERY_COMPLETE },
+	{ "streaming", 4097, 1, FI_DELIVERY_COMPLETE },
 };
+
+/* A tagged send of len bytes from out, with flags as fi_tsendmsg takes them. */
+static ssize_t send_with(struct pair *p, const void *out, size_t len, uint64_t flags)
+{
+	struct iovec iov = { .iov_base = (void *)out, .iov_len = len };
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1, .addr = p->to_rx,
+				     .tag = TAG };
+
+	if (!flags)
+		return fi_tsend(p->tx.ep, out, len, NULL, p->to_rx, TAG, NULL);
+	return fi_tsendmsg(p->tx.ep, &msg, flags | FI_COMPLETION);
+}
 
 START_TEST(a_message_holds_one_buffer_per_full_piece)
 {
@@ -118,11 +138,11 @@ START_TEST(a_message_holds_one_buffer_per_full_piece)
 		XT_ASSERT(setenv("FI_XSHM_BOUNCE_STORES", holds[_i].stores, 1) == 0, "setenv");
 	pair_open(&p);
 	xt_fill(out, len, 70, 0);
-	XT_POST(&p.tx, fi_tsend(p.tx.ep, out, len, NULL, p.to_rx, TAG, NULL));
+	XT_POST(&p.tx, send_with(&p, out, len, holds[_i].flags));
 	held = p.rx_region.pool.nbufs - free_buffers(&p);
-	XT_ASSERT(held == holds[_i].bufs, "a %zu-byte message (%s stores) holds %u buffers, "
-		  "expected %u", len, holds[_i].stores ? holds[_i].stores : "auto", held,
-		  holds[_i].bufs);
+	XT_ASSERT(held == holds[_i].bufs, "a %zu-byte message (%s stores%s) holds %u buffers, "
+		  "expected %u", len, holds[_i].stores ? holds[_i].stores : "auto",
+		  holds[_i].flags ? ", FI_DELIVERY_COMPLETE" : "", held, holds[_i].bufs);
 	XT_POST(&p.rx, fi_trecv(p.rx.ep, in, len, NULL, FI_ADDR_UNSPEC, TAG, 0, NULL));
 	xt_wait_rx(&p.rx, &c);
 	XT_ASSERT(c.e.len == len, "received %zu bytes of %zu", c.e.len, len);
