@@ -63,8 +63,9 @@
  * cells.  Against a bounce buffer (with the sender's spare ready), side by
  * side in one build with the names swapped: latency 0.86-0.90 at 4097 B,
  * 0.92-0.94 at 5 KiB, 0.94-0.96 at 6032 B, streaming bandwidth 1.08-1.14;
- * with the CPUs far apart, 0.93-1.04.  Runs of four cells, to 8056 B, cost
- * what a buffer does near and 1.25-1.3 times its latency far from 6 KiB.
+ * with the CPUs far apart (few repetitions), 0.93 at 4097 B and 1.03-1.11
+ * above.  Runs of four cells, to 8056 B, cost what a buffer does near and
+ * 1.2-1.3 times its latency far from 6 KiB.
  * With 1 KiB cells the runs were longer and lost: 1.09-1.28 times the
  * latency.
  */
