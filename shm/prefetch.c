@@ -1,5 +1,6 @@
 /* See prefetch.h. */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __x86_64__
@@ -14,7 +15,7 @@
  * PREFETCHW (AMD's 3DNowPrefetch): CPUID 0x80000001, ECX bit 8.  Asked
  * once: in a virtual machine CPUID traps to the hypervisor.
  */
-bool xshm_can_prefetch_for_write(void)
+static bool can_prefetch_for_write(void)
 {
 	static _Atomic int known;	/* 0: not asked yet, 1: yes, 2: no */
 	int answer = atomic_load_explicit(&known, memory_order_relaxed);
@@ -28,7 +29,7 @@ bool xshm_can_prefetch_for_write(void)
 	return answer == 1;
 }
 #else
-bool xshm_can_prefetch_for_write(void)
+static bool can_prefetch_for_write(void)
 {
 	return true;
 }
@@ -42,6 +43,8 @@ void xshm_prefetch_for_write(const void *p, size_t len)
 	uintptr_t line = (uintptr_t) p & ~(uintptr_t) (XSHM_CACHE_LINE - 1);
 	uintptr_t end = (uintptr_t) p + len;
 
+	if (!can_prefetch_for_write())
+		return;
 	for (; line < end; line += XSHM_CACHE_LINE)
 		__builtin_prefetch((const void *) line, 1, 3);
 }

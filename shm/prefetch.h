@@ -7,11 +7,9 @@
 #ifndef XSHM_SHM_PREFETCH_H
 #define XSHM_SHM_PREFETCH_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
-bool xshm_can_prefetch_for_write(void);
-/* The lines of len bytes from p; call only where the above says yes. */
+/* The lines of len bytes from p. */
 void xshm_prefetch_for_write(const void *p, size_t len);
 
 #endif

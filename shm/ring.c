@@ -211,8 +211,6 @@ void xshm_ring_warm(const struct xshm_ring_ref *ref, size_t len)
 					     memory_order_relaxed);
 	size_t from = XSHM_CACHE_LINE;	/* the first cell's first line: no */
 
-	if (!xshm_can_prefetch_for_write())
-		return;
 	for (uint64_t at = tail; len; at++, from = 0) {
 		unsigned char *cell = xshm_ring_cell(ref, at);
 		size_t in_cell = len < ref->cell_size ? len : ref->cell_size;

@@ -65,7 +65,7 @@ static void refill(struct xshm_ep *ep, const struct xshm_region *peer)
 		return;
 	spare->mapping_id = peer->mapping_id;
 	spare->held = true;
-	if (xshm_can_prefetch_for_write() && xshm_bounce_fills_cached(ep, peer))
+	if (xshm_bounce_fills_cached(ep, peer))
 		xshm_prefetch_for_write(xshm_pool_buf(&peer->pool, spare->index),
 					ep->spare_len);
 }
