@@ -9,6 +9,7 @@ HDR, RING, POOL, NRECVS = 96, 16, 32, 8
 CELL = 2048
 INLINE_MAX = 1984
 CELL_PAYLOAD = 2024  # of a continuation cell
+CELLS_MSG_MAX = INLINE_MAX + 2 * CELL_PAYLOAD  # the longest run: 6032
 OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT = 1, 2, 3, 4, 5, 6
 INLINE, BUF, RTS, CELLS, SHORT = 1, 2, 3, 4, 5
 SHORT_MAX = 2008
@@ -91,6 +92,18 @@ SEEDS = {
     cell(OP_MSG, CELLS, 4096, 4096, payload(INLINE_MAX), ctl=SRC_SENDER) +
     cont(payload(CELL_PAYLOAD, 1)) +
     cont(payload(4096 - INLINE_MAX - CELL_PAYLOAD, 2), ctl=SRC_SENDER | PROGRESS),
+    "cells_longest_run": prefix([POST | TAGGED | SIZE_20000 | TAG_1]) +
+    cell(OP_TAGGED, CELLS, CELLS_MSG_MAX, CELLS_MSG_MAX, payload(INLINE_MAX),
+         tag=1, ctl=SRC_SENDER) +
+    cont(payload(CELL_PAYLOAD, 1)) +
+    cont(payload(CELL_PAYLOAD, 2), ctl=SRC_SENDER | PROGRESS),
+    # one byte longer than a run may be: dropped as malformed
+    "cells_run_too_long": prefix([POST | SIZE_20000 | COMPLETION]) +
+    cell(OP_MSG, CELLS, CELLS_MSG_MAX + 1, CELLS_MSG_MAX + 1,
+         payload(INLINE_MAX), ctl=SRC_SENDER) +
+    cont(payload(CELL_PAYLOAD, 1)) +
+    cont(payload(CELL_PAYLOAD, 2)) +
+    cont(payload(1, 3), ctl=SRC_SENDER | PROGRESS),
     "abort_mid_message": prefix([POST | TAGGED | SIZE_20000 | TAG_ANY]) +
     cell(OP_TAGGED, BUF, 20000, 16384, buf=0, tag=5) +
     cell(OP_ABORT, INLINE, 0, 0),
