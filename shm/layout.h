@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	11
+#define XSHM_LAYOUT_VERSION	12
 #define XSHM_NAME_MAX		48
 
 /*
@@ -38,6 +38,24 @@
 #define XSHM_POOL_BUFS		128
 #define XSHM_RING_CELLS		512
 
+/*
+ * A large message named by an RTS is copied by both processes at once, in
+ * chunks of XSHM_SPLIT_CHUNK bytes: the receiver pulls from the front
+ * while the sender, offered the receiver's buffers (XSHM_OP_OFFER), pushes
+ * from the back, each claiming a chunk before copying it.  The claims live
+ * in the receiver's header; a receiver copies one such message at a time.
+ */
+#define XSHM_SPLIT_CHUNK	(128u << 10)
+#define XSHM_SPLIT_CHUNKS_MAX	0xffffu		/* front and back: 16 bits */
+#define XSHM_SPLIT_FAILED	(1ull << 32)	/* in pushed: a push failed */
+
+struct xshm_split {
+	/* generation << 32 | chunks claimed from the front << 16 | back */
+	_Atomic uint64_t claims;
+	/* chunks the sender has finished pushing, | XSHM_SPLIT_FAILED */
+	_Atomic uint64_t pushed;
+};
+
 /* Region header: the first cache lines of every endpoint region. */
 struct xshm_region_hdr {
 	uint64_t magic;
@@ -55,7 +73,10 @@ struct xshm_region_hdr {
 	_Atomic uint32_t waiters;	/* owner sleeps: ring its doorbell */
 	uint64_t auth_digest;		/* of the owner's auth key; 0: none */
 	uint32_t features;		/* XSHM_FEATURE_* the owner offers */
-	uint32_t reserved;
+	/* bit c: the owner wants messages of size class c by single copy */
+	_Atomic uint32_t large_split;
+	/* written by senders too: a line of its own */
+	alignas(XSHM_CACHE_LINE) struct xshm_split split;
 };
 
 /* The owner can pull large messages from its senders (single copy). */
@@ -102,6 +123,10 @@ enum {
 	XSHM_OP_ACK,		/* receiver to sender: message ack_id delivered,
 				   with an errno in tag (0: success) */
 	XSHM_OP_CONT,		/* a continuation cell (XSHM_PROTO_CELLS) */
+	XSHM_OP_OFFER,		/* receiver to sender of RTS ack_id: push
+				   the back of it into the receiver's buffers
+				   (a struct xshm_rts, msg_size bytes), with
+				   claims of generation tag (XSHM_SPLIT_CHUNK) */
 };
 
 /* Where a command's payload is. */
@@ -117,6 +142,7 @@ enum {
 
 #define XSHM_CMD_REMOTE_CQ_DATA	(1u << 0)
 #define XSHM_CMD_ACK		(1u << 1)	/* ack the message once matched */
+#define XSHM_CMD_PUSH		(1u << 2)	/* RTS: the sender takes offers */
 
 /*
  * A command cell as a sender writes it.  XSHM_PROTO_SHORT, the common small
@@ -231,7 +257,9 @@ struct xshm_pool {
 
 #define XSHM_POOL_PENDING	UINT64_MAX
 
-static_assert(sizeof(struct xshm_region_hdr) == 96, "region header layout");
+static_assert(sizeof(struct xshm_region_hdr) == 192, "region header layout");
+static_assert(((uint64_t) XSHM_SPLIT_CHUNKS_MAX + 1) * XSHM_SPLIT_CHUNK >
+	      (1ull << 30), "a message of XSHM_MAX_MSG_SIZE splits into few enough chunks");
 static_assert(sizeof(struct xshm_cell_seq) == 8, "cell sequence");
 static_assert(sizeof(struct xshm_cmd) == 56, "command header layout");
 static_assert(XSHM_INLINE_MAX == 1984, "inline payload");

@@ -1,4 +1,5 @@
 /* See store_choice.h for what is measured and why. */
+#include "estimate.h"
 #include "store_choice.h"
 
 enum xshm_stores xshm_store_pick(struct xshm_store_choice *choice)
@@ -11,17 +12,6 @@ enum xshm_stores xshm_store_pick(struct xshm_store_choice *choice)
 	    choice->fills % XSHM_STORE_PROBE_EVERY == 0)
 		return other;
 	return choice->chosen;
-}
-
-/* sample <= UINT32_MAX / 4; an estimate is never 0 once set. */
-static void update(uint32_t *estimate, uint64_t sample)
-{
-	if (*estimate && sample > 4 * (uint64_t) *estimate)
-		sample = 4 * (uint64_t) *estimate;
-	if (!*estimate || sample < *estimate)
-		*estimate = sample ? (uint32_t) sample : 1;
-	else
-		*estimate += (uint32_t) ((sample - *estimate) / 8);
 }
 
 static void decide(struct xshm_store_choice *choice)
@@ -40,12 +30,6 @@ static void decide(struct xshm_store_choice *choice)
 void xshm_store_record(struct xshm_store_choice *choice,
 		       enum xshm_stores kind, uint64_t cycles, size_t len)
 {
-	uint64_t per_kib;
-
-	if (!len)
-		return;
-	per_kib = cycles * 1024 / len;
-	update(&choice->cost[kind], per_kib > UINT32_MAX / 4 ?
-				    UINT32_MAX / 4 : per_kib);
-	decide(choice);
+	if (xshm_estimate_per_kib(&choice->cost[kind], cycles, len))
+		decide(choice);
 }

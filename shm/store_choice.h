@@ -19,12 +19,9 @@
  * So the sender times its fills, in cycles per KiB, and keeps an estimate
  * for each kind: every fill of the kind chosen updates that one, and one
  * fill in XSHM_STORE_PROBE_EVERY, of the other kind, keeps the other
- * current.  Fills stream once cached ones cost more than
+ * current (estimate.h).  Fills stream once cached ones cost more than
  * XSHM_STORE_STREAM_ABOVE percent of the streaming ones, and go back to
- * cached below XSHM_STORE_CACHE_BELOW percent.  An estimate drops to a cheaper
- * fill's time at once and moves an eighth of the way towards a dearer one,
- * counted at most four times the estimate: a fill that page faults or loses
- * its CPU moves it little, and one probe undoes a cold first fill's.
+ * cached below XSHM_STORE_CACHE_BELOW percent.
  */
 #ifndef XSHM_SHM_STORE_CHOICE_H
 #define XSHM_SHM_STORE_CHOICE_H

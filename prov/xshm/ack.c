@@ -87,8 +87,8 @@ static void fail_waiting(struct xshm_ep *ep, struct xshm_tx_op *op, int err)
 }
 
 /* An ack names a send by id and must come from that send's destination. */
-void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
-		       int status)
+struct xshm_tx_op *xshm_ack_waiting(struct xshm_ep *ep, uint64_t from_ep_id,
+				    uint32_t ack_id)
 {
 	struct xshm_dlist *it;
 
@@ -96,18 +96,27 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		struct xshm_tx_op *op = xshm_container_of(it, struct xshm_tx_op,
 							  link);
 
-		if (op->ack_id == ack_id && op->dest_ep_id == from_ep_id) {
-			if (status)
-				fail_waiting(ep, op, FI_EIO);
-			else
-				xshm_report_tx(ep, op->context, op->comp_flags,
-					       op->cq_entry);
-			xshm_dlist_remove(&op->link);
-			free(op);
-			return;
-		}
+		if (op->ack_id == ack_id && op->dest_ep_id == from_ep_id)
+			return op;
 	}
-	XSHM_WARN(FI_LOG_EP_DATA, "unexpected ack %u dropped\n", ack_id);
+	return NULL;
+}
+
+void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
+		       int status)
+{
+	struct xshm_tx_op *op = xshm_ack_waiting(ep, from_ep_id, ack_id);
+
+	if (!op) {
+		XSHM_WARN(FI_LOG_EP_DATA, "unexpected ack %u dropped\n", ack_id);
+		return;
+	}
+	if (status)
+		fail_waiting(ep, op, FI_EIO);
+	else
+		xshm_report_tx(ep, op->context, op->comp_flags, op->cq_entry);
+	xshm_dlist_remove(&op->link);
+	free(op);
 }
 
 /*

@@ -36,13 +36,20 @@ static void define_params(void)
 		"with different node ids do not talk to each other; tests "
 		"use it to simulate several nodes on one machine.");
 	fi_param_define(&xshm_prov, "cma", FI_PARAM_BOOL,
-		"Let receivers pull large messages straight from the sender's "
-		"buffers with process_vm_readv (default: yes, when the kernel "
-		"allows it). With no, large messages are copied through "
-		"bounce buffers in pieces.");
+		"Copy large messages once, straight from the sender's buffers "
+		"to the receiver's, with process_vm_readv and "
+		"process_vm_writev (default: yes, when the kernel allows it). "
+		"With no, large messages are copied through bounce buffers in "
+		"pieces.");
 	fi_param_define(&xshm_prov, "scopy_threshold", FI_PARAM_SIZE_T,
-		"Messages larger than this many bytes are pulled with a single "
+		"Messages larger than this many bytes always take the single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
+	fi_param_define(&xshm_prov, "scopy_choice_min", FI_PARAM_SIZE_T,
+		"Messages larger than this many bytes, up to scopy_threshold, "
+		"take the single copy when their receiver's timings find it "
+		"faster than bounce buffers, as with buffers on huge pages "
+		"(default: %zu, so never; 524288 is where it starts to pay).",
+		(size_t) XSHM_SCOPY_CHOICE_MIN);
 	fi_param_define(&xshm_prov, "cells_threshold", FI_PARAM_SIZE_T,
 		"Messages of more than one cell and at most this many bytes "
 		"travel in consecutive ring cells rather than a bounce buffer; "
@@ -144,6 +151,9 @@ static void xshm_read_params(void)
 	xshm_params.cma = param_bool("cma", true);
 	xshm_params.scopy_threshold = param_size("scopy_threshold",
 						 XSHM_SCOPY_THRESHOLD, SIZE_MAX);
+	xshm_params.scopy_choice_min = param_size("scopy_choice_min",
+						  XSHM_SCOPY_CHOICE_MIN,
+						  SIZE_MAX);
 	xshm_params.cells_threshold = param_size("cells_threshold",
 						 XSHM_CELLS_THRESHOLD,
 						 XSHM_CELLS_MSG_MAX);

@@ -27,32 +27,6 @@ static void copy_to_entry(struct fi_peer_rx_entry *entry, size_t offset,
 
 static void ack_if_asked(const struct xshm_rx_msg *msg, int status);
 
-/*
- * Single copy: pull the sender's buffers (named by the RTS) into the
- * receive buffers.  The sender's pid is checked against its region, so a
- * sender cannot point the receiver at a third process.
- */
-static int pull_rts(struct xshm_rx_msg *msg, size_t len)
-{
-	struct fi_peer_rx_entry *entry = msg->entry;
-	struct xshm_ep *ep = msg->ep;
-	struct xshm_region *sender;
-	struct iovec remote[XSHM_RTS_IOV_MAX];
-
-	if (!ep->scopy)
-		return -ENOTSUP;
-	sender = xshm_av_sender_region(ep->av, msg->src_ep_id);
-	if (!sender || !xshm_region_is_open(sender) ||
-	    sender->hdr->owner_pid != msg->rts.pid)
-		return -ESRCH;
-	for (uint32_t i = 0; i < msg->rts.iov_count; i++) {
-		remote[i].iov_base = (void *) (uintptr_t) msg->rts.iov[i].base;
-		remote[i].iov_len = msg->rts.iov[i].len;
-	}
-	return ep->scopy->pull(msg->rts.pid, entry->iov, entry->count, remote,
-			       msg->rts.iov_count, len);
-}
-
 static uint64_t comp_flags(uint8_t op, uint16_t cmd_flags,
 			   const struct fi_peer_rx_entry *entry)
 {
@@ -71,7 +45,7 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
 	size_t capacity = entry_capacity(entry);
 	int pulled = msg->is_rts ?
-		pull_rts(msg, msg->size < capacity ? msg->size : capacity) : 0;
+		xshm_rts_copy(msg, msg->size < capacity ? msg->size : capacity) : 0;
 
 	if (pulled) {
 		struct fi_cq_err_entry err = {
@@ -175,6 +149,10 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 			ack_if_asked(msg, msg->entry ? 0 : EIO);
 		free_msg(msg);
 	} else if (msg->started) {
+		if (msg->first_cycles && !msg->aborted)
+			xshm_rx_large_timed(msg->ep, XSHM_LARGE_PIPELINE,
+					    xshm_cycles() - msg->first_cycles,
+					    msg->size);
 		complete_msg(msg);
 		free_msg(msg);
 	} else {
@@ -356,6 +334,8 @@ static bool match_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	} else {
 		msg->entry = entry;
 		msg->started = !ret;
+		if (msg->started && xshm_scopy_size_timed(msg->size))
+			msg->first_cycles = xshm_cycles();
 	}
 	if (msg->is_rts)
 		msg->received = msg->size;	/* all there, to be pulled */
@@ -643,7 +623,8 @@ static inline bool cmd_valid(const struct xshm_ep *ep,
 		return cmd->proto == XSHM_PROTO_INLINE && !cmd->chunk_len &&
 		       !cmd->msg_size;
 	if (cmd->proto == XSHM_PROTO_RTS)
-		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED) &&
+		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED ||
+			cmd->op == XSHM_OP_OFFER) &&
 		       cmd->chunk_len == sizeof(struct xshm_rts) &&
 		       cmd->msg_size <= XSHM_MAX_MSG_SIZE;
 	if (cmd->proto == XSHM_PROTO_SHORT)
@@ -789,6 +770,9 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 		break;
 	case XSHM_OP_ABORT:
 		handle_abort(ep, &cmd);
+		break;
+	case XSHM_OP_OFFER:
+		xshm_rts_offered(ep, &cmd, &rts);
 		break;
 	default:
 		if (!handle_first(ep, &cmd, &payload))

@@ -3,7 +3,8 @@
  * carrying the data (up to XSHM_SHORT_MAX bytes), a run of cells carrying
  * it (up to cells_threshold bytes), or one cell naming a bounce buffer
  * borrowed from the receiver's pool, followed by XSHM_OP_CHUNK cells for
- * the rest of a large message.  The common case, a whole message in its
+ * the rest of a large message; the largest go as one RTS cell naming the
+ * sender's buffers, for a single copy (rts.c).  The common case, a whole message in its
  * cells or one buffer with nothing queued and no ack, goes straight through
  * send_whole; everything else becomes a struct xshm_tx_op.  Sends that
  * cannot be pushed at once wait in ep->tx_queue, in posting order, so that
@@ -273,6 +274,7 @@ static int finish_op(struct xshm_ep *ep, struct xshm_tx_op *op, bool queued)
 {
 	struct xshm_tx_op *waiting = op;
 
+
 	if (!op->ack_id) {
 		complete_op(ep, op);
 		if (queued)
@@ -413,13 +415,35 @@ static ssize_t queue_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
 	return 0;
 }
 
-/* Large messages are pulled by a receiver that can, then acked. */
+static bool can_pull(const struct xshm_ep *ep, const struct xshm_region *peer,
+		     uint64_t flags)
+{
+	return ep->scopy && !(flags & FI_INJECT) &&
+	       (peer->hdr->features & XSHM_FEATURE_PULL);
+}
+
+/* The largest messages take the single copy, where the receiver can. */
 static bool is_pulled(const struct xshm_ep *ep, const struct xshm_region *peer,
 		      size_t total, uint64_t flags)
 {
-	return total > xshm_params.scopy_threshold && ep->scopy &&
-	       !(flags & FI_INJECT) &&
-	       (peer->hdr->features & XSHM_FEATURE_PULL);
+	return total > xshm_params.scopy_threshold && can_pull(ep, peer, flags);
+}
+
+/*
+ * Messages of the sizes timings choose for (shm/scopy/choice.h) take the
+ * single copy when the receiver asks for it, but for probes.
+ */
+static bool chooses_split(struct xshm_ep *ep, const struct xshm_region *peer,
+			  size_t total, uint64_t flags)
+{
+	uint32_t large_split;
+
+	if (!xshm_scopy_size_timed(total) || !can_pull(ep, peer, flags))
+		return false;
+	large_split = atomic_load_explicit(&peer->hdr->large_split,
+					   memory_order_relaxed);
+	return xshm_scopy_pick(large_split, total, ep->large_sends) ==
+	       XSHM_LARGE_SPLIT;
 }
 
 static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
@@ -438,12 +462,15 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	op->cq_entry = flags & FI_COMPLETION;
 	op->fence = flags & FI_FENCE;
 	op->ack_id = 0;
-	op->rts = is_pulled(ep, peer, total, flags);
+	op->total = total;
+	op->rts = is_pulled(ep, peer, total, flags) ||
+		  chooses_split(ep, peer, total, flags);
+	if (op->rts)
+		op->cmd_flags |= XSHM_CMD_PUSH;
 	op->cells = !op->rts && total > XSHM_INLINE_MAX &&
 		    fits_run(ep, peer, total);
 	memcpy(op->iov, iov, count * sizeof(*iov));
 	op->iov_count = count;
-	op->total = total;
 	op->sent = 0;
 	op->started = false;
 	if (op->rts || (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE))) {

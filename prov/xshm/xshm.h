@@ -26,6 +26,7 @@
 #include "shm/copy.h"
 #include "shm/doorbell.h"
 #include "shm/liveness.h"
+#include "shm/scopy/choice.h"
 #include "shm/scopy/scopy.h"
 #include "shm/region.h"
 #include "shm/store_choice.h"
@@ -57,7 +58,13 @@
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
 #define XSHM_SWEEP_POLLS	64	/* idle polls between sweep checks */
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
-#define XSHM_SCOPY_THRESHOLD	(4 << 20) /* measured default: larger ones are pulled */
+/* Measured defaults (fi_xshm.7): larger messages take the single copy... */
+#define XSHM_SCOPY_THRESHOLD	(4 << 20)
+/*
+ * ... and larger than this, when their receiver's timings say it is faster:
+ * off by default (fi_xshm.7); 512 KiB turns it on where it pays.
+ */
+#define XSHM_SCOPY_CHOICE_MIN	XSHM_SCOPY_THRESHOLD
 /*
  * Measured default: every message a run of cells can carry, three 2 KiB
  * cells.  Against a bounce buffer (with the sender's spare ready), side by
@@ -153,7 +160,8 @@ static inline void xshm_lock_release(struct xshm_lock *lock)
 struct xshm_params {
 	uint64_t node_id;
 	bool cma;			/* single copy allowed */
-	size_t scopy_threshold;		/* larger messages are pulled */
+	size_t scopy_threshold;		/* larger messages: single copy */
+	size_t scopy_choice_min;	/* larger ones, up to the threshold: timed */
 	size_t cells_threshold;		/* smaller ones span ring cells */
 	bool numa;			/* regions on the creator's node */
 	bool signal_handlers;		/* unlink our regions on signals */
@@ -166,6 +174,13 @@ struct xshm_params {
 	} bounce_stores;		/* how senders fill bounce buffers */
 };
 extern struct xshm_params xshm_params;
+
+/* Sizes whose path, pipeline or single copy, timings choose (send.c). */
+static inline bool xshm_scopy_size_timed(size_t total)
+{
+	return total > xshm_params.scopy_choice_min &&
+	       total <= xshm_params.scopy_threshold;
+}
 
 /* Addresses */
 
@@ -517,6 +532,7 @@ struct xshm_rx_msg {
 	struct xshm_owner src_owner;	/* the sender's process, if known */
 	bool is_rts;			/* to be pulled from the sender */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
+	uint64_t first_cycles;		/* pipelined, timed: its first cell's arrival */
 	struct xshm_rts rts;		/* last: set only when is_rts */
 };
 
@@ -557,6 +573,11 @@ struct xshm_ep {
 	uint32_t next_ack_id;
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
+	uint32_t split_gen;		/* of the last split copy (rts.c) */
+	/* how large messages come best, by size class (rts.c) */
+	struct xshm_scopy_choice scopy_choices[XSHM_SCOPY_SIZE_CLASSES];
+	/* sent of timed sizes, by size class, to space the probes */
+	uint32_t large_sends[XSHM_SCOPY_SIZE_CLASSES];
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
 	struct xshm_spare {		/* spare.c */
 		uint64_t mapping_id;	/* of the receiver's region */
@@ -622,6 +643,22 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		       int status);
 void xshm_ack_reap(struct xshm_ep *ep);
 void xshm_ack_close(struct xshm_ep *ep);
+/* The send from_ep_id's ack_id will complete, or NULL. */
+struct xshm_tx_op *xshm_ack_waiting(struct xshm_ep *ep, uint64_t from_ep_id,
+				    uint32_t ack_id);
+
+/*
+ * Large messages named by an RTS (rts.c).  xshm_rts_copy copies len bytes
+ * of a matched one into its receive buffers, with its sender's help when
+ * that comes; 0 or a negative errno.  xshm_rts_offered is the sender's
+ * side: it pushes its share of the chunks the receiver offers.
+ */
+int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len);
+/* A large message of len bytes arrived by that path in cycles (rts.c). */
+void xshm_rx_large_timed(struct xshm_ep *ep, enum xshm_large_path path,
+			 uint64_t cycles, size_t len);
+void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		      const struct xshm_rts *offer);
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
 void xshm_rx_sender_died(struct xshm_rx_msg *msg);

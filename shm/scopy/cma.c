@@ -1,10 +1,12 @@
 /*
- * Cross-memory attach: process_vm_readv(2).  The kernel checks ptrace
- * access to the sender, so the probe reads its own memory through the call
- * (which a seccomp filter may deny) and, under Yama's "restricted" ptrace
- * scope, lets any process of the user pull from this one.
+ * Cross-memory attach: process_vm_readv(2) and process_vm_writev(2).  The
+ * kernel checks ptrace access to the other process, so the probe copies its
+ * own memory through both calls (which a seccomp filter may deny) and,
+ * under Yama's "restricted" ptrace scope, lets any process of the user
+ * reach this one.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -41,6 +43,12 @@ static int cma_probe(void)
 	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
 	    (ssize_t) sizeof(src))
 		return -errno;
+	if (memcmp(src, dst, sizeof(src)))
+		return -EIO;
+	memset(dst, 0, sizeof(dst));
+	if (process_vm_writev(getpid(), &remote, 1, &local, 1, 0) !=
+	    (ssize_t) sizeof(src))
+		return -errno;
 	return memcmp(src, dst, sizeof(src)) ? -EIO : 0;
 }
 
@@ -59,31 +67,40 @@ static size_t iov_advance(struct iovec *iov, size_t count, size_t done)
 	return count - first;
 }
 
-/* Copies at most len bytes of iov into out; returns the entries used. */
-static size_t iov_clip(struct iovec *out, const struct iovec *iov,
-		       size_t count, size_t len)
+/* Bytes [offset, offset + len) of iov, into out; returns the entries used. */
+static size_t iov_window(struct iovec *out, const struct iovec *iov,
+			 size_t count, size_t offset, size_t len)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < count && len && n < MAX_IOV; i++) {
-		out[n] = iov[i];
-		if (out[n].iov_len > len)
-			out[n].iov_len = len;
-		len -= out[n].iov_len;
+		size_t skip = offset < iov[i].iov_len ? offset : iov[i].iov_len;
+		size_t take = iov[i].iov_len - skip;
+
+		offset -= skip;
+		if (!take)
+			continue;
+		if (take > len)
+			take = len;
+		out[n].iov_base = (char *) iov[i].iov_base + skip;
+		out[n].iov_len = take;
+		len -= take;
 		n++;
 	}
 	return n;
 }
 
-static int cma_pull(pid_t pid, const struct iovec *local, size_t nlocal,
-		    const struct iovec *remote, size_t nremote, size_t len)
+static int cma_copy(bool push, pid_t pid, const struct iovec *local,
+		    size_t nlocal, const struct iovec *remote, size_t nremote,
+		    size_t offset, size_t len)
 {
 	struct iovec lv[MAX_IOV], rv[MAX_IOV];
-	size_t nl = iov_clip(lv, local, nlocal, len);
-	size_t nr = iov_clip(rv, remote, nremote, len);
+	size_t nl = iov_window(lv, local, nlocal, offset, len);
+	size_t nr = iov_window(rv, remote, nremote, offset, len);
 
 	while (len) {
-		ssize_t n = process_vm_readv(pid, lv, nl, rv, nr, 0);
+		ssize_t n = push ? process_vm_writev(pid, lv, nl, rv, nr, 0) :
+				   process_vm_readv(pid, lv, nl, rv, nr, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -98,8 +115,23 @@ static int cma_pull(pid_t pid, const struct iovec *local, size_t nlocal,
 	return 0;
 }
 
+static int cma_pull(pid_t pid, const struct iovec *local, size_t nlocal,
+		    const struct iovec *remote, size_t nremote, size_t offset,
+		    size_t len)
+{
+	return cma_copy(false, pid, local, nlocal, remote, nremote, offset, len);
+}
+
+static int cma_push(pid_t pid, const struct iovec *local, size_t nlocal,
+		    const struct iovec *remote, size_t nremote, size_t offset,
+		    size_t len)
+{
+	return cma_copy(true, pid, local, nlocal, remote, nremote, offset, len);
+}
+
 const struct xshm_scopy xshm_scopy_cma = {
 	.name = "cma",
 	.probe = cma_probe,
 	.pull = cma_pull,
+	.push = cma_push,
 };

@@ -1,6 +1,7 @@
 /*
- * Single-copy engines: the receiver of a large message pulls the data
- * straight from the sender's buffers into its own, one copy in all.
+ * Single-copy engines: the data of a large message goes straight from the
+ * sender's buffers into the receiver's, one copy in all, pulled by the
+ * receiver and, for part of it, pushed by the sender (prov/xshm/rts.c).
  *
  * Each engine is a small module behind this table (cma.c; xpmem would be a
  * sibling file), probed once: an engine that the kernel, a ptrace policy or
@@ -20,12 +21,18 @@ struct xshm_scopy {
 	/* 0 when this process can pull from, and be pulled by, its peers. */
 	int (*probe)(void);
 	/*
-	 * Copies len bytes from the remote iov of process pid into the local
-	 * iov.  Returns 0, or a negative errno (-ESRCH: the sender is gone,
-	 * -EFAULT: its buffers are not mapped).
+	 * Copies bytes [offset, offset + len) of the remote iov of process
+	 * pid to the same bytes of the local iov.  Returns 0, or a negative
+	 * errno (-ESRCH: the process is gone, -EFAULT: its buffers are not
+	 * mapped).
 	 */
 	int (*pull)(pid_t pid, const struct iovec *local, size_t nlocal,
-		    const struct iovec *remote, size_t nremote, size_t len);
+		    const struct iovec *remote, size_t nremote, size_t offset,
+		    size_t len);
+	/* The same, from the local iov to the remote one. */
+	int (*push)(pid_t pid, const struct iovec *local, size_t nlocal,
+		    const struct iovec *remote, size_t nremote, size_t offset,
+		    size_t len);
 };
 
 extern const struct xshm_scopy xshm_scopy_cma;

@@ -5,15 +5,16 @@ except where a seed exists to show one kind of corruption."""
 import os
 import struct
 
-HDR, RING, POOL, NRECVS = 96, 16, 32, 8
+HDR, RING, POOL, NRECVS = 192, 16, 32, 8
 CELL = 2048
 INLINE_MAX = 1984
 CELL_PAYLOAD = 2024  # of a continuation cell
 CELLS_MSG_MAX = INLINE_MAX + 2 * CELL_PAYLOAD  # the longest run: 6032
-OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT = 1, 2, 3, 4, 5, 6
+OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT, OP_OFFER = \
+    1, 2, 3, 4, 5, 6, 7
 INLINE, BUF, RTS, CELLS, SHORT = 1, 2, 3, 4, 5
 SHORT_MAX = 2008
-F_DATA, F_ACK = 1, 2
+F_DATA, F_ACK, F_PUSH = 1, 2, 4
 SRC_SENDER, SRC_SELF, SRC_GIVEN = 0, 2, 3
 PROGRESS, FILL_BUF = 4, 8
 
@@ -110,6 +111,16 @@ SEEDS = {
     "rts_tagged_ack": prefix([POST | TAGGED | SIZE_2IOV | TAG_1], av=1) +
     cell(OP_TAGGED, RTS, 30100, 136, rts(0, [(0x1000, 30000), (0x2000, 100)]),
          tag=1, flags=F_ACK, ack_id=3),
+    "rts_push_tagged": prefix([POST | TAGGED | SIZE_20000 | TAG_1], av=1) +
+    cell(OP_TAGGED, RTS, 20000, 136, rts(0, [(0x1000, 20000)]),
+         tag=1, flags=F_ACK | F_PUSH, ack_id=5),
+    # an offer of the receiver's buffers for a send this endpoint never made
+    "offer_for_no_send": prefix() +
+    cell(OP_OFFER, RTS, 300000, 136, rts(0, [(0x1000, 300000)]), tag=1,
+         ack_id=1),
+    "offer_too_many_iovs": prefix() +
+    cell(OP_OFFER, RTS, 9, 136, rts(0, [(0x1000, 1)] * 8)[:4] +
+         struct.pack("<I", 9) + rts(0, [(0x1000, 1)] * 8)[8:], ack_id=1),
     "ack_from_sender": prefix() +
     cell(OP_ACK, INLINE, 0, 0, tag=0, ack_id=1),
     "self_sender_ack": prefix([POST | SIZE_0]) +

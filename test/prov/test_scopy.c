@@ -1,15 +1,20 @@
 /*
  * Single copy: a message larger than FI_XSHM_SCOPY_THRESHOLD (4 MiB by
- * default) travels as one RTS naming the sender's buffers; the receiver pulls
- * them (process_vm_readv) once the message is matched and acks, and only then
- * does the send complete.
+ * default) travels as one RTS naming the sender's buffers; once the message
+ * is matched the receiver copies it and acks, and only then does the send
+ * complete.  From 2 chunks of 128 KiB up the copy is split: the receiver
+ * pulls chunks from the front (process_vm_readv) while the sender, if it
+ * polls, pushes chunks from the back (process_vm_writev).
  *
  * Covered: sizes around the threshold, expected and unexpected, tagged and
  * untagged; iov shapes with page-unaligned buffers on both sides and
- * truncation; a sender that exits, unmaps its buffers, or closes its
- * endpoint before the pull; FI_XSHM_CMA=0 (bounce buffers instead); a moved
- * threshold; ordering across protocols; FI_PEEK | FI_CLAIM of a held RTS;
- * FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
+ * truncation, among them split copies whose length (and truncated length)
+ * is not a multiple of a chunk, with the sender polling throughout; a
+ * polling sender that pushes part of a 32 MiB message, seen in the claims of
+ * the receiver's region header; a sender that exits, unmaps its buffers, or
+ * closes its endpoint before the pull; FI_XSHM_CMA=0 (bounce buffers
+ * instead); a moved threshold; ordering across protocols; FI_PEEK | FI_CLAIM
+ * of a held RTS; FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
  *
  * Which protocol carried an unexpected message is observed from the sender:
  * through bounce buffers its send completes while the receive is not yet
@@ -18,11 +23,15 @@
 #include "harness.h"
 
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "shm/region.h"
+#include "shm/scopy/choice.h"
 
 #define TAG		0x5c09e00000000a11ULL
 #define THRESHOLD	32768		/* set by use_test_threshold() */
@@ -505,10 +514,21 @@ static const struct xfer shapes[] = {
 	{ "1 MiB in 8 entries into 3", 8,
 	  { 131071, 131073, 1, 262143, 262145, 4095, 4097, 253951 },
 	  { 1, 7, 4095, 1, 7, 4095, 1, 7 }, 3, { 524287, 3, 524286 }, { 4095, 7, 1 } },
+	/* split copies: chunks of 128 KiB, the last one short */
+	{ "5 chunks in 5 entries into 3", 5, { 131071, 131075, 3, 262147, 90000 },
+	  { 4095, 1, 7, 4095, 1 }, 3, { 300001, 7, 314288 }, { 7, 4095, 1 } },
+	{ "2 chunks and 1 byte", 1, { 262145 }, { 4095 }, 1, { 262145 }, { 1 } },
+	{ "1 byte short of 2 chunks, 2 entries into 2", 2, { 131073, 131070 },
+	  { 1, 4095 }, 2, { 7, 262136 }, { 4095, 7 } },
 	{ "receiver larger than the message", 3, { 1, 4095, 65537 }, { 1, 7, 4095 },
 	  3, { 40000, 40000, 40000 }, { 7, 1, 4095 } },
 	/* truncated: the receiver's entries hold less than the message */
 	{ "truncated, 1 entry into 1", 1, { MiB + 3 }, { 7 }, 1, { 40000 }, { 1 } },
+	{ "truncated to 2 chunks and 6 bytes, 1 entry into 2", 1, { MiB + 3 }, { 4095 },
+	  2, { 131073, 131077 }, { 1, 7 } },
+	{ "truncated to 6 chunks, 8 entries into 3", 8,
+	  { 131071, 131073, 1, 262143, 262145, 4095, 4097, 253953 },
+	  { 1, 7, 4095, 1, 7, 4095, 1, 7 }, 3, { 300000, 3, 400000 }, { 4095, 7, 1 } },
 	{ "truncated below the threshold", 1, { 65537 }, { 1 }, 1, { 1000 }, { 4095 } },
 	{ "truncated, 3 entries into 2", 3, { 1, 4095, 65537 }, { 1, 7, 4095 },
 	  2, { 4095, 60000 }, { 7, 1 } },
@@ -536,6 +556,60 @@ static void shapes_case(int i, bool cma)
 START_TEST(scopy_iov_shapes_unaligned_and_truncated)
 {
 	shapes_case(_i, true);
+}
+END_TEST
+
+/* ---- the sender pushes part of a split copy ---- */
+
+#define SPLIT_TRIES	10
+
+/* Chunks of a split copy claimed from each end (shm/layout.h). */
+struct split_claims {
+	size_t front, back;
+};
+
+static struct split_claims split_claims(const struct xshm_region *receiver)
+{
+	uint64_t claims = atomic_load(&receiver->hdr->split.claims);
+
+	return (struct split_claims){ (claims >> 16) & 0xffff, claims & 0xffff };
+}
+
+/*
+ * The child polls its CQ from its post until the send completes: the
+ * receive posted then is offered to it, and it pushes chunks from the back
+ * while we pull from the front.  A child descheduled throughout pushes
+ * nothing (other tests may hold both CPUs), so the message is large
+ * enough that our part alone takes milliseconds, and up to SPLIT_TRIES
+ * are sent, into one of which it must push.
+ */
+START_TEST(scopy_polling_sender_pushes_the_back_of_a_split_copy)
+{
+	const struct xfer t = {
+		"split", 2, { 8 * MiB + 1, 24 * MiB + 4098 }, { 7, 4095 },
+		2, { 16 * MiB + 3, 16 * MiB + 4096 }, { 1, 4095 },
+	};
+	const size_t nchunks = (t.slen[0] + t.slen[1] + XSHM_SPLIT_CHUNK - 1) /
+			       XSHM_SPLIT_CHUNK;
+	struct split_claims claims = { 0 };
+	struct xshm_region receiver;
+	struct rig r;
+	int tries;
+
+	rig_start(&r, 0);
+	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
+	for (tries = 0; tries < SPLIT_TRIES && !claims.back; tries++) {
+		/* unexpected: the child is polling when the receive is posted */
+		transfer(&r.x, &r.a, &t, true, true, EARLY_HELD, 0, 0x2000 + tries);
+		claims = split_claims(&receiver);
+		XT_ASSERT(claims.front + claims.back == nchunks, "message %d: %zu "
+			  "chunks pulled and %zu pushed of %zu", tries, claims.front,
+			  claims.back, nchunks);
+	}
+	XT_ASSERT(claims.back > 0, "the polling sender pushed no chunk of %d "
+		  "messages of %zu chunks", tries, nchunks);
+	xshm_region_close(&receiver);
+	rig_stop(&r);
 }
 END_TEST
 
@@ -750,13 +824,23 @@ static void use_test_threshold(void)
 	set_env("FI_XSHM_SCOPY_THRESHOLD", "32768");
 }
 
+/* The choice of the single copy by timing is off by default: from 512 KiB. */
+static void use_choice(void)
+{
+	set_env("FI_XSHM_SCOPY_CHOICE_MIN", "524288");
+}
+
 static const size_t default_sizes[] = { DEFAULT_THRESHOLD, DEFAULT_THRESHOLD + 1 };
 
 START_TEST(default_threshold_is_four_mib)
 {
 	size_t size = default_sizes[_i];
 	struct xfer t = flat(size, size);
+	char value[32];
 
+	/* the threshold alone: the choice below it has the "choice" tcase */
+	snprintf(value, sizeof(value), "%zu", (size_t)DEFAULT_THRESHOLD);
+	set_env("FI_XSHM_SCOPY_CHOICE_MIN", value);
 	four_ways(&t, early_for(size, DEFAULT_THRESHOLD), size);
 }
 END_TEST
@@ -812,6 +896,123 @@ START_TEST(threshold_moved_inject_is_still_copied)
 		  r.x.info->tx_attr->inject_size);
 	transfer(&r.x, &r.a, &t, true, unexpected, unexpected ? EARLY_DONE : EARLY_ANY,
 		 FI_INJECT | FI_COMPLETION, 61);
+	rig_stop(&r);
+}
+END_TEST
+
+/* ---- the receiver's choice for timed sizes (shm/scopy/choice.h) ---- */
+
+/*
+ * Messages larger than FI_XSHM_SCOPY_CHOICE_MIN (512 KiB here, use_choice)
+ * and at most the threshold go the way the receiver asks in its region
+ * header (large_split, a bit per size class), but for a sender endpoint's
+ * early probes and every XSHM_SCOPY_PROBE_EVERY-th of a size class, which
+ * go the other way.  We write the header ourselves before each message: the receiver rewrites it with its own choice (the pipeline
+ * until it has timed both paths) after each timed copy.  The messages are
+ * unexpected, which the receiver does not time when they come through
+ * bounce buffers, and which shows from the sender which path they took.
+ */
+#define CHOICE_SIZE		(MiB + 4099)	/* timed once the choice is on */
+#define PROBE_SIZE		(512 * KiB + 4099)
+
+/* The receiver's header asks for path for every size class. */
+static void set_large_path(struct xshm_region *receiver, uint32_t path)
+{
+	uint32_t every_class = (1u << XSHM_SCOPY_SIZE_CLASSES) - 1;
+
+	atomic_store(&receiver->hdr->large_split,
+		     path == XSHM_LARGE_SPLIT ? every_class : 0);
+}
+
+/*
+ * One unexpected tagged message of size bytes, with the receiver's header
+ * asking for path; early: how it must travel.
+ */
+static void choice_transfer(struct rig *r, struct xshm_region *receiver, uint32_t path,
+			    size_t size, enum early early, const char *name, uint64_t seed)
+{
+	struct xfer t = flat(size, size);
+
+	t.name = name;
+	set_large_path(receiver, path);
+	transfer(&r->x, &r->a, &t, true, true, early, 0, seed);
+}
+
+START_TEST(timed_sizes_follow_the_receivers_choice)
+{
+	static const struct {
+		uint32_t path;
+		enum early early;
+		const char *name;
+	} steps[] = {
+		{ XSHM_LARGE_PIPELINE, EARLY_DONE, "header pipeline, the sender's 1st" },
+		{ XSHM_LARGE_PIPELINE, EARLY_HELD, "header pipeline, the 1st early probe" },
+		{ XSHM_LARGE_SPLIT, EARLY_DONE, "header split, the 2nd early probe" },
+		{ XSHM_LARGE_SPLIT, EARLY_HELD, "header split, 1st" },
+		{ XSHM_LARGE_PIPELINE, EARLY_DONE, "header pipeline, 1st" },
+		{ XSHM_LARGE_SPLIT, EARLY_HELD, "header split, 2nd" },
+		{ XSHM_LARGE_PIPELINE, EARLY_DONE, "header pipeline, 2nd" },
+	};
+	struct xshm_region receiver;
+	struct rig r;
+
+	/* Far from a probe: the sender's picks are counted from its endpoint's open. */
+	_Static_assert(N(steps) < XSHM_SCOPY_PROBE_EVERY, "a probe among the steps");
+	rig_start(&r, 0);
+	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
+	for (int k = 0; k < N(steps); k++)
+		choice_transfer(&r, &receiver, steps[k].path, CHOICE_SIZE, steps[k].early,
+				steps[k].name, 0x3000 + k);
+	xshm_region_close(&receiver);
+	rig_stop(&r);
+}
+END_TEST
+
+/*
+ * The receiver asks for the pipeline throughout: of XSHM_SCOPY_PROBE_EVERY
+ * timed messages from one sender endpoint, only the early probes (the
+ * second and third) and the last are pulled.
+ */
+START_TEST(a_sender_probes_the_other_path_every_64th_timed_message)
+{
+	struct xshm_region receiver;
+	struct rig r;
+	char name[64];
+
+	rig_start(&r, 0);
+	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
+	for (int k = 1; k <= XSHM_SCOPY_PROBE_EVERY; k++) {
+		bool probe = (k > 1 && k <= 1 + XSHM_SCOPY_EARLY_PROBES) ||
+			     k == XSHM_SCOPY_PROBE_EVERY;
+
+		snprintf(name, sizeof(name), "timed message %d of %d%s", k,
+			 XSHM_SCOPY_PROBE_EVERY, probe ? " (the probe)" : "");
+		choice_transfer(&r, &receiver, XSHM_LARGE_PIPELINE, PROBE_SIZE,
+				probe ? EARLY_HELD : EARLY_DONE, name, 0x4000 + k);
+	}
+	xshm_region_close(&receiver);
+	rig_stop(&r);
+}
+END_TEST
+
+/*
+ * By default FI_XSHM_SCOPY_CHOICE_MIN is the threshold, which leaves no
+ * size to choose for: a message of a size timed once the choice is on, and
+ * one of the threshold itself, go through bounce buffers although the
+ * receiver asks for the split copy.
+ */
+START_TEST(the_choice_is_off_by_default)
+{
+	struct xshm_region receiver;
+	struct rig r;
+
+	rig_start(&r, 0);
+	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
+	choice_transfer(&r, &receiver, XSHM_LARGE_SPLIT, CHOICE_SIZE, EARLY_DONE,
+			"choice off by default, header split", 0x5000);
+	choice_transfer(&r, &receiver, XSHM_LARGE_SPLIT, DEFAULT_THRESHOLD, EARLY_DONE,
+			"choice off by default, header split, the threshold", 0x5001);
+	xshm_region_close(&receiver);
 	rig_stop(&r);
 }
 END_TEST
@@ -921,12 +1122,15 @@ static Suite *scopy_suite(void)
 	TCase *comp = tcase_create("completion");
 	TCase *ord = tcase_create("order");
 	TCase *dflt = tcase_create("default");
-	TCase *fixed[] = { sz, iov, fail, comp, ord };
+	TCase *split = tcase_create("split");
+	TCase *choice = tcase_create("choice");
+	TCase *fixed[] = { sz, iov, split, fail, comp, ord };
 
 	for (size_t i = 0; i < N(fixed); i++)
 		tcase_add_checked_fixture(fixed[i], use_test_threshold, NULL);
 	tcase_set_timeout(dflt, 60);
 	tcase_add_loop_test(dflt, default_threshold_is_four_mib, 0, N(default_sizes));
+	tcase_add_test(dflt, the_choice_is_off_by_default);
 	suite_add_tcase(s, dflt);
 
 	tcase_set_timeout(sz, 60);
@@ -937,6 +1141,10 @@ static Suite *scopy_suite(void)
 	tcase_set_timeout(iov, 60);
 	tcase_add_loop_test(iov, scopy_iov_shapes_unaligned_and_truncated, 0, N(shapes));
 	suite_add_tcase(s, iov);
+
+	tcase_set_timeout(split, 60);
+	tcase_add_test(split, scopy_polling_sender_pushes_the_back_of_a_split_copy);
+	suite_add_tcase(s, split);
 
 	tcase_set_timeout(fail, 60);
 	tcase_add_loop_test(fail, scopy_sender_gone_before_the_pull_fails_the_receive, 0, 2);
@@ -953,6 +1161,12 @@ static Suite *scopy_suite(void)
 	tcase_add_loop_test(thr, threshold_moved_delivers_intact, 0, N(low_sizes));
 	tcase_add_loop_test(thr, threshold_moved_inject_is_still_copied, 0, 2);
 	suite_add_tcase(s, thr);
+
+	tcase_set_timeout(choice, 60);
+	tcase_add_test(choice, timed_sizes_follow_the_receivers_choice);
+	tcase_add_test(choice, a_sender_probes_the_other_path_every_64th_timed_message);
+	tcase_add_checked_fixture(choice, use_choice, NULL);
+	suite_add_tcase(s, choice);
 
 	tcase_set_timeout(comp, 60);
 	tcase_add_loop_test(comp, completion_large_send_waits_for_the_receive, 0, 6);

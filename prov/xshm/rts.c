@@ -1,0 +1,252 @@
+/*
+ * Large messages named by an RTS: single copy, split between the two
+ * processes.
+ *
+ * Once the message is matched, the receiver copies it straight from the
+ * sender's buffers into the receive buffers.  When the sender takes offers
+ * (XSHM_CMD_PUSH) and the message has two chunks or more, the receiver
+ * first offers it the receive buffers (XSHM_OP_OFFER, in the sender's
+ * ring); then both copy at once, the receiver pulling chunks from the
+ * front and the sender, in its next progress call, pushing chunks from the
+ * back, each claiming a chunk in the receiver's header before copying it
+ * (shm/scopy/split.h).  A sender that is not in libfabric while the
+ * receiver copies claims nothing, and the receiver pulls it all.  The
+ * receiver completes, and acks, once the sender's claimed chunks are in.
+ * It also times the copy against its pipelined messages, to tell its
+ * senders which way to send messages of the sizes that timings choose for
+ * (xshm_rx_large_timed, shm/scopy/choice.h).
+ */
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xshm.h"
+#include "shm/scopy/split.h"
+
+#define SPIN_BEFORE_YIELD	4096
+#define YIELDS_PER_CHECK	1024	/* between checks that the sender runs */
+
+static size_t rts_iov(const struct xshm_rts *rts, struct iovec *iov)
+{
+	for (uint32_t i = 0; i < rts->iov_count; i++) {
+		iov[i].iov_base = (void *) (uintptr_t) rts->iov[i].base;
+		iov[i].iov_len = rts->iov[i].len;
+	}
+	return rts->iov_count;
+}
+
+/* Where chunk of a message of len bytes starts, and its length. */
+static size_t chunk_at(long chunk, size_t len, size_t *offset)
+{
+	*offset = (size_t) chunk * XSHM_SPLIT_CHUNK;
+	return len - *offset < XSHM_SPLIT_CHUNK ? len - *offset :
+						  XSHM_SPLIT_CHUNK;
+}
+
+/* The first len bytes of a receive's buffers, as an offer names them. */
+static bool offer_iov(const struct fi_peer_rx_entry *entry, size_t len,
+		      struct xshm_rts *offer)
+{
+	offer->pid = getpid();
+	offer->iov_count = 0;
+	for (size_t i = 0; i < entry->count && len; i++) {
+		size_t take = entry->iov[i].iov_len < len ?
+			      entry->iov[i].iov_len : len;
+
+		if (!take)
+			continue;
+		if (offer->iov_count == XSHM_RTS_IOV_MAX)
+			return false;
+		offer->iov[offer->iov_count].base =
+			(uintptr_t) entry->iov[i].iov_base;
+		offer->iov[offer->iov_count++].len = take;
+		len -= take;
+	}
+	return !len;
+}
+
+/* False when the sender's ring has no room: the receiver copies it all. */
+static bool push_offer(struct xshm_ep *ep, struct xshm_region *sender,
+		       const struct xshm_rx_msg *msg, size_t len, uint32_t gen)
+{
+	struct xshm_rts offer;
+	struct xshm_cmd *cmd;
+	uint64_t pos;
+
+	if (!offer_iov(msg->entry, len, &offer))
+		return false;
+	cmd = xshm_ring_reserve(&sender->ring, &pos);
+	if (!cmd)
+		return false;
+	cmd->op = XSHM_OP_OFFER;
+	cmd->proto = XSHM_PROTO_RTS;
+	cmd->flags = 0;
+	cmd->buf_index = 0;
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = gen;
+	cmd->cq_data = 0;
+	cmd->msg_size = len;
+	cmd->chunk_len = sizeof(offer);
+	cmd->ack_id = msg->ack_id;
+	memcpy(cmd->data, &offer, sizeof(offer));
+	if (xshm_ring_commit(&sender->ring, cmd, pos))
+		return false;
+	xshm_doorbell_ring(sender);
+	return true;
+}
+
+/* Until the sender's claimed chunks are in, or it is gone: -EIO if lost. */
+static int wait_for_sender(struct xshm_split *split, uint32_t gen,
+			   struct xshm_owner sender)
+{
+	bool failed;
+
+	for (unsigned long polls = 0;
+	     !xshm_split_sender_done(split, gen, &failed); polls++) {
+		if (polls < SPIN_BEFORE_YIELD)
+			continue;
+		sched_yield();
+		if (polls % YIELDS_PER_CHECK == 0 && !xshm_owner_alive(sender))
+			return -EIO;
+	}
+	return failed ? -EIO : 0;
+}
+
+/* The receiver's part: chunks from the front, until none is left. */
+static int pull_front(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
+		      const struct iovec *remote, size_t nremote, size_t len,
+		      uint32_t gen)
+{
+	struct xshm_split *split = &ep->region.hdr->split;
+	size_t nchunks = xshm_split_chunks(len);
+	int ret = 0;
+	long chunk;
+
+	while ((chunk = xshm_split_claim(split, gen, nchunks, true)) >= 0) {
+		size_t offset, n = chunk_at(chunk, len, &offset);
+
+		if (!ret)
+			ret = ep->scopy->pull(msg->rts.pid, msg->entry->iov,
+					      msg->entry->count, remote,
+					      nremote, offset, n);
+	}
+	return ret;
+}
+
+/*
+ * Pulls it all, or splits the copy with the sender when it can help.  The
+ * sender's pid is checked against its region, so that a sender cannot
+ * point the receiver at a third process (nor a receiver the sender: see
+ * offering_region).
+ */
+static int copy_message(struct xshm_rx_msg *msg, size_t len)
+{
+	struct xshm_ep *ep = msg->ep;
+	struct iovec remote[XSHM_RTS_IOV_MAX];
+	size_t nremote = rts_iov(&msg->rts, remote);
+	struct xshm_region *sender;
+	uint32_t gen;
+	int ret;
+
+	if (!ep->scopy)
+		return -ENOTSUP;
+	sender = xshm_av_sender_region(ep->av, msg->src_ep_id);
+	if (!sender || !xshm_region_is_open(sender) ||
+	    sender->hdr->owner_pid != msg->rts.pid)
+		return -ESRCH;
+	gen = ++ep->split_gen;
+	xshm_split_start(&ep->region.hdr->split, gen);
+	if (!(msg->cmd_flags & XSHM_CMD_PUSH) || msg->rts.pid == getpid() ||
+	    xshm_split_chunks(len) < 2 ||
+	    xshm_split_chunks(len) > XSHM_SPLIT_CHUNKS_MAX ||
+	    !push_offer(ep, sender, msg, len, gen))
+		return ep->scopy->pull(msg->rts.pid, msg->entry->iov,
+				       msg->entry->count, remote, nremote, 0,
+				       len);
+	ret = pull_front(ep, msg, remote, nremote, len, gen);
+	if (wait_for_sender(&ep->region.hdr->split, gen,
+			    xshm_region_owner(sender)) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
+{
+	uint64_t start = xshm_cycles();
+	int ret = copy_message(msg, len);
+
+	if (!ret && len == msg->size && xshm_scopy_size_timed(len))
+		xshm_rx_large_timed(msg->ep, XSHM_LARGE_SPLIT,
+				    xshm_cycles() - start, len);
+	return ret;
+}
+
+/*
+ * Written only when it changes: the header line it shares with waiters is
+ * read by every send to this endpoint.
+ */
+void xshm_rx_large_timed(struct xshm_ep *ep, enum xshm_large_path path,
+			 uint64_t cycles, size_t len)
+{
+	_Atomic uint32_t *shared = &ep->region.hdr->large_split;
+	uint32_t large_split;
+
+	xshm_scopy_record(&ep->scopy_choices[xshm_scopy_size_class(len)], path,
+			  cycles, len);
+	large_split = xshm_scopy_wanted(ep->scopy_choices);
+	if (atomic_load_explicit(shared, memory_order_relaxed) != large_split)
+		atomic_store_explicit(shared, large_split,
+				      memory_order_relaxed);
+}
+
+/* The send an offer names: waiting for its ack, pulled, to that receiver. */
+static struct xshm_tx_op *offered_op(struct xshm_ep *ep,
+				     const struct xshm_cmd *cmd)
+{
+	struct xshm_tx_op *op = xshm_ack_waiting(ep, cmd->src_ep_id,
+						 cmd->ack_id);
+
+	return op && op->rts && cmd->msg_size <= op->total ? op : NULL;
+}
+
+/* The receiver's region, if it is still the process the send went to. */
+static struct xshm_region *offering_region(struct xshm_ep *ep,
+					   const struct xshm_tx_op *op,
+					   const struct xshm_rts *offer)
+{
+	struct xshm_av_entry *peer;
+
+	if (xshm_av_peer(ep->av, op->dest, &peer) || !peer->peer_mapped ||
+	    peer->addr.ep_id != op->dest_ep_id ||
+	    !xshm_region_is_open(&peer->peer) ||
+	    peer->peer.hdr->owner_pid != offer->pid)
+		return NULL;
+	return &peer->peer;
+}
+
+void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		      const struct xshm_rts *offer)
+{
+	struct xshm_tx_op *op = offered_op(ep, cmd);
+	struct iovec remote[XSHM_RTS_IOV_MAX];
+	size_t nremote = rts_iov(offer, remote);
+	size_t len = cmd->msg_size, nchunks = xshm_split_chunks(len);
+	struct xshm_region *receiver;
+	struct xshm_split *split;
+	long chunk;
+
+	if (!op || !ep->scopy)
+		return;
+	receiver = offering_region(ep, op, offer);
+	if (!receiver)
+		return;
+	split = &receiver->hdr->split;
+	while ((chunk = xshm_split_claim(split, (uint32_t) cmd->tag, nchunks,
+					 false)) >= 0) {
+		size_t offset, n = chunk_at(chunk, len, &offset);
+		int ret = ep->scopy->push(offer->pid, op->iov, op->iov_count,
+					  remote, nremote, offset, n);
+
+		xshm_split_pushed(split, ret != 0);
+	}
+}

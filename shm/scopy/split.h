@@ -1,0 +1,45 @@
+/*
+ * Claims on a split single copy (struct xshm_split, in the receiver's
+ * region header): the receiver takes chunks from the front of the message
+ * and its sender from the back, until they meet.  Every claim names the
+ * generation the receiver started, so a sender's late claim on a message
+ * the receiver has finished, or on a later one, fails.
+ */
+#ifndef XSHM_SHM_SPLIT_H
+#define XSHM_SHM_SPLIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm/layout.h"
+
+/* Chunks of XSHM_SPLIT_CHUNK bytes in a message of len bytes. */
+static inline size_t xshm_split_chunks(size_t len)
+{
+	return (len + XSHM_SPLIT_CHUNK - 1) / XSHM_SPLIT_CHUNK;
+}
+
+/* Receiver: a new message of generation gen, nothing claimed or pushed. */
+void xshm_split_start(struct xshm_split *split, uint32_t gen);
+
+/*
+ * Claims one chunk of generation gen's nchunks, the first one left when
+ * front, else the last one left.  Returns its index, or -1 when none is
+ * left or the claims are of another generation.
+ */
+long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
+		      bool front);
+
+/* Sender: one chunk it claimed is copied, or failed. */
+void xshm_split_pushed(struct xshm_split *split, bool failed);
+
+/*
+ * Receiver: whether every chunk the sender claimed of generation gen has
+ * been pushed; *failed tells whether any push failed.  A word of another
+ * generation counts as done and failed: it was not written by this copy.
+ */
+bool xshm_split_sender_done(struct xshm_split *split, uint32_t gen,
+			    bool *failed);
+
+#endif

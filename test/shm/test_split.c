@@ -1,0 +1,481 @@
+/*
+ * Unit tests of shm/scopy/split.c, the claim word of a split single copy:
+ * front and back claims hand out every chunk once and meet, claims name
+ * their generation, the sender's pushes are counted and their failures
+ * kept, and two processes claiming at once from both ends never take the
+ * same chunk.
+ */
+#include <check.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ep_ids.h"
+#include "shm/scopy/split.h"
+
+#define TEST_TIMEOUT	30
+#define GEN		7u
+#define N(a)		(sizeof(a) / sizeof((a)[0]))
+
+/* ---- front and back claims ---- */
+
+enum order {
+	ALTERNATING,
+	FRONT_ONLY,
+	BACK_ONLY,
+	TWO_FRONT_ONE_BACK,
+	RANDOM,
+	ORDERS
+};
+
+static const char *const order_names[ORDERS] = {
+	"alternating", "front only", "back only", "two front, one back", "random",
+};
+
+static bool claims_front(enum order order, size_t step, uint64_t *rng)
+{
+	switch (order) {
+	case ALTERNATING:
+		return step % 2 == 0;
+	case FRONT_ONLY:
+		return true;
+	case BACK_ONLY:
+		return false;
+	case TWO_FRONT_ONE_BACK:
+		return step % 3 != 2;
+	default:
+		*rng ^= *rng << 13;
+		*rng ^= *rng >> 7;
+		*rng ^= *rng << 17;
+		return *rng & 1;
+	}
+}
+
+struct bad_claim {
+	size_t step;
+	bool front;
+	long got, expected;
+};
+
+/*
+ * Claims all nchunks in the given order.  The front must get 0, 1, 2...
+ * and the back nchunks - 1, nchunks - 2...: as they meet after nchunks
+ * claims, that hands out every index once.  False, with the first wrong
+ * claim in *bad, if a claim got another index.  One check assertion per
+ * call: check makes every assertion a write.
+ */
+static bool claim_all(struct xshm_split *split, size_t nchunks,
+		      enum order order, struct bad_claim *bad)
+{
+	long next_front = 0, next_back = (long) nchunks - 1;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+	for (size_t step = 0; step < nchunks; step++) {
+		bool front = claims_front(order, step, &rng);
+		long got = xshm_split_claim(split, GEN, nchunks, front);
+		long expected = front ? next_front++ : next_back--;
+
+		if (got != expected) {
+			*bad = (struct bad_claim){ step, front, got, expected };
+			return false;
+		}
+	}
+	return true;
+}
+
+static const size_t meet_nchunks[] = { 1, 2, 3, 64, XSHM_SPLIT_CHUNKS_MAX };
+
+START_TEST(front_and_back_claims_meet_handing_out_every_chunk_once)
+{
+	size_t nchunks = meet_nchunks[_i];
+	struct xshm_split split;
+	struct bad_claim bad;
+
+	for (enum order order = 0; order < ORDERS; order++) {
+		xshm_split_start(&split, GEN);
+		ck_assert_msg(claim_all(&split, nchunks, order, &bad),
+			      "%zu chunks, %s: claim %zu from the %s got %ld, "
+			      "expected %ld", nchunks, order_names[order],
+			      bad.step, bad.front ? "front" : "back", bad.got,
+			      bad.expected);
+		for (int again = 0; again < 2; again++) {
+			ck_assert_int_eq(xshm_split_claim(&split, GEN, nchunks,
+							  true), -1);
+			ck_assert_int_eq(xshm_split_claim(&split, GEN, nchunks,
+							  false), -1);
+		}
+	}
+}
+END_TEST
+
+START_TEST(a_claim_of_another_generation_fails)
+{
+	struct xshm_split split;
+
+	xshm_split_start(&split, GEN);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN - 1, 8, true), -1);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN - 1, 8, false), -1);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN + 1, 8, true), -1);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN + 1, 8, false), -1);
+	/* the failed claims took nothing */
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, true), 0);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 7);
+}
+END_TEST
+
+/* Generations as the receiver counts them, across the wrap to 0. */
+START_TEST(a_new_generation_restarts_the_claims_and_fails_the_old_ones)
+{
+	const uint32_t gens[] = { 1, 2, UINT32_MAX, 0, 1 };
+	struct xshm_split split;
+
+	xshm_split_start(&split, gens[0]);
+	ck_assert_int_eq(xshm_split_claim(&split, gens[0], 8, true), 0);
+	for (size_t i = 1; i < N(gens); i++) {
+		uint32_t old = gens[i - 1], gen = gens[i];
+
+		ck_assert_int_eq(xshm_split_claim(&split, old, 8, false), 7);
+		xshm_split_start(&split, gen);
+		ck_assert_int_eq(xshm_split_claim(&split, old, 8, true), -1);
+		ck_assert_int_eq(xshm_split_claim(&split, old, 8, false), -1);
+		ck_assert_int_eq(xshm_split_claim(&split, gen, 8, true), 0);
+		ck_assert_int_eq(xshm_split_claim(&split, gen, 8, true), 1);
+	}
+}
+END_TEST
+
+START_TEST(more_chunks_than_the_word_counts_are_refused)
+{
+	const size_t too_many[] = { XSHM_SPLIT_CHUNKS_MAX + 1,
+				    XSHM_SPLIT_CHUNKS_MAX + 2, SIZE_MAX };
+	struct xshm_split split;
+
+	xshm_split_start(&split, GEN);
+	for (size_t i = 0; i < N(too_many); i++) {
+		ck_assert_int_eq(xshm_split_claim(&split, GEN, too_many[i],
+						  true), -1);
+		ck_assert_int_eq(xshm_split_claim(&split, GEN, too_many[i],
+						  false), -1);
+	}
+	/* the refused claims took nothing */
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, XSHM_SPLIT_CHUNKS_MAX,
+					  true), 0);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, XSHM_SPLIT_CHUNKS_MAX,
+					  false), XSHM_SPLIT_CHUNKS_MAX - 1);
+}
+END_TEST
+
+/* ---- the sender's pushes ---- */
+
+/* *failed starts true: a call that leaves it alone is caught. */
+static bool sender_done(struct xshm_split *split, uint32_t gen, bool *failed)
+{
+	*failed = true;
+	return xshm_split_sender_done(split, gen, failed);
+}
+
+START_TEST(sender_done_with_nothing_claimed_from_the_back)
+{
+	struct xshm_split split;
+	bool failed;
+
+	xshm_split_start(&split, GEN);
+	ck_assert(sender_done(&split, GEN, &failed));
+	ck_assert(!failed);
+	/* the receiver's own claims are not the sender's to push */
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, true), 0);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, true), 1);
+	ck_assert(sender_done(&split, GEN, &failed));
+	ck_assert(!failed);
+}
+END_TEST
+
+START_TEST(sender_done_once_every_back_claim_is_pushed)
+{
+	struct xshm_split split;
+	bool failed;
+
+	xshm_split_start(&split, GEN);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 7);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 6);
+	ck_assert(!sender_done(&split, GEN, &failed));
+	ck_assert(!failed);
+	xshm_split_pushed(&split, false);
+	ck_assert(!sender_done(&split, GEN, &failed));
+	xshm_split_pushed(&split, false);
+	ck_assert(sender_done(&split, GEN, &failed));
+	ck_assert(!failed);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 5);
+	ck_assert(!sender_done(&split, GEN, &failed));
+	xshm_split_pushed(&split, false);
+	ck_assert(sender_done(&split, GEN, &failed));
+	ck_assert(!failed);
+}
+END_TEST
+
+START_TEST(a_failed_push_is_reported_and_still_counted)
+{
+	struct xshm_split split;
+	bool failed;
+
+	xshm_split_start(&split, GEN);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 7);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 6);
+	xshm_split_pushed(&split, true);
+	ck_assert(!sender_done(&split, GEN, &failed));
+	ck_assert(failed);
+	xshm_split_pushed(&split, false);
+	ck_assert(sender_done(&split, GEN, &failed));
+	ck_assert(failed);
+	/* a new message starts clean */
+	xshm_split_start(&split, GEN + 1);
+	ck_assert(sender_done(&split, GEN + 1, &failed));
+	ck_assert(!failed);
+}
+END_TEST
+
+START_TEST(sender_done_for_another_generation_is_done_and_failed)
+{
+	struct xshm_split split;
+	bool failed = false;
+
+	xshm_split_start(&split, GEN);
+	ck_assert(xshm_split_sender_done(&split, GEN + 1, &failed));
+	ck_assert(failed);
+	failed = false;
+	ck_assert(xshm_split_sender_done(&split, GEN - 1, &failed));
+	ck_assert(failed);
+	/* even while the word's own generation waits for a push */
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 7);
+	ck_assert(!sender_done(&split, GEN, &failed));
+	failed = false;
+	ck_assert(xshm_split_sender_done(&split, GEN + 1, &failed));
+	ck_assert(failed);
+}
+END_TEST
+
+/* ---- chunk counts ---- */
+
+START_TEST(chunks_round_up)
+{
+	const struct { size_t len, chunks; } cases[] = {
+		{ 0, 0 },
+		{ 1, 1 },
+		{ XSHM_SPLIT_CHUNK - 1, 1 },
+		{ XSHM_SPLIT_CHUNK, 1 },
+		{ XSHM_SPLIT_CHUNK + 1, 2 },
+		{ 2 * XSHM_SPLIT_CHUNK - 1, 2 },
+		{ 2 * XSHM_SPLIT_CHUNK, 2 },
+		{ 2 * XSHM_SPLIT_CHUNK + 1, 3 },
+		{ (size_t) 4 << 20, 32 },
+		{ ((size_t) 4 << 20) + 1, 33 },
+		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * XSHM_SPLIT_CHUNK,
+		  XSHM_SPLIT_CHUNKS_MAX },
+		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * XSHM_SPLIT_CHUNK + 1,
+		  XSHM_SPLIT_CHUNKS_MAX + 1 },
+	};
+
+	for (size_t i = 0; i < N(cases); i++)
+		ck_assert_msg(xshm_split_chunks(cases[i].len) == cases[i].chunks,
+			      "%zu bytes: %zu chunks, expected %zu", cases[i].len,
+			      xshm_split_chunks(cases[i].len), cases[i].chunks);
+}
+END_TEST
+
+/* ---- two processes claiming at once ---- */
+
+#define RACE_GENS	2000
+#define RACE_CHUNKS	64
+#define SPINS_BEFORE_YIELD 4096	/* both sides spin: they claim at once */
+#define SPINS_PER_CHECK	1024	/* between checks that the child lives */
+#define COPY_SPINS	200	/* a chunk's copy, so that the claims overlap */
+
+enum side { FRONT, BACK };
+
+/* Shared by the parent (front, the receiver) and its child (back). */
+struct race {
+	struct xshm_split split;
+	_Atomic uint32_t started;	/* the generation the parent started */
+	_Atomic uint32_t child_ready;	/* the child claims it now */
+	_Atomic uint32_t child_done;	/* the child's claims of it are recorded */
+	size_t nclaimed[2];		/* by side, this generation */
+	long claimed[2][RACE_CHUNKS];	/* by side, in claim order */
+};
+
+/* Whether child has exited, leaving it to be reaped. */
+static bool exited(pid_t child)
+{
+	siginfo_t info = { 0 };
+
+	return waitid(P_PID, (id_t) child, &info,
+		      WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == child;
+}
+
+/* Waits for *word to say gen; false if child (when not 0) exits first. */
+static bool wait_for(_Atomic uint32_t *word, uint32_t gen, pid_t child)
+{
+	for (unsigned long spins = 1;
+	     atomic_load_explicit(word, memory_order_acquire) != gen; spins++) {
+		if (spins < SPINS_BEFORE_YIELD)
+			continue;
+		sched_yield();
+		if (child && spins % SPINS_PER_CHECK == 0 && exited(child))
+			return atomic_load_explicit(word, memory_order_acquire) ==
+			       gen;
+	}
+	return true;
+}
+
+static void copy_chunk(void)
+{
+	for (volatile int spin = 0; spin < COPY_SPINS; spin++)
+		;
+}
+
+static void claim_side(struct race *race, uint32_t gen, enum side side)
+{
+	long chunk;
+
+	while ((chunk = xshm_split_claim(&race->split, gen, RACE_CHUNKS,
+					 side == FRONT)) >= 0) {
+		size_t n = race->nclaimed[side]++;
+
+		if (n < RACE_CHUNKS)
+			race->claimed[side][n] = chunk;
+		copy_chunk();
+	}
+}
+
+static int race_back(struct race *race)
+{
+	for (uint32_t gen = 1; gen <= RACE_GENS; gen++) {
+		wait_for(&race->started, gen, 0);
+		atomic_store_explicit(&race->child_ready, gen,
+				      memory_order_release);
+		claim_side(race, gen, BACK);
+		atomic_store_explicit(&race->child_done, gen,
+				      memory_order_release);
+	}
+	return 0;
+}
+
+/*
+ * False, saying why, unless the generation's claims gave every chunk
+ * exactly once and every back chunk is above every front chunk.
+ */
+static bool race_fair(const struct race *race, char *why, size_t size)
+{
+	unsigned times[RACE_CHUNKS] = { 0 };
+	long top_front = -1, low_back = RACE_CHUNKS;
+
+	if (race->nclaimed[FRONT] + race->nclaimed[BACK] != RACE_CHUNKS) {
+		snprintf(why, size, "%zu front and %zu back claims",
+			 race->nclaimed[FRONT], race->nclaimed[BACK]);
+		return false;
+	}
+	for (enum side side = FRONT; side <= BACK; side++)
+		for (size_t i = 0; i < race->nclaimed[side]; i++) {
+			long chunk = race->claimed[side][i];
+
+			if (chunk < 0 || chunk >= RACE_CHUNKS) {
+				snprintf(why, size, "claimed chunk %ld", chunk);
+				return false;
+			}
+			times[chunk]++;
+			if (side == FRONT && chunk > top_front)
+				top_front = chunk;
+			if (side == BACK && chunk < low_back)
+				low_back = chunk;
+		}
+	for (int chunk = 0; chunk < RACE_CHUNKS; chunk++)
+		if (times[chunk] != 1) {
+			snprintf(why, size, "chunk %d claimed %u times", chunk,
+				 times[chunk]);
+			return false;
+		}
+	if (top_front >= low_back) {
+		snprintf(why, size, "front claimed up to %ld, back down to %ld",
+			 top_front, low_back);
+		return false;
+	}
+	return true;
+}
+
+START_TEST(front_and_back_in_two_processes_claim_every_chunk_once)
+{
+	struct race *race = mmap(NULL, sizeof(*race), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t back_claims = 0;
+	char why[128];
+	pid_t child;
+	int status;
+
+	ck_assert_ptr_ne(race, MAP_FAILED);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(race_back(race));
+	}
+	for (uint32_t gen = 1; gen <= RACE_GENS; gen++) {
+		race->nclaimed[FRONT] = race->nclaimed[BACK] = 0;
+		xshm_split_start(&race->split, gen);
+		atomic_store_explicit(&race->started, gen, memory_order_release);
+		ck_assert_msg(wait_for(&race->child_ready, gen, child),
+			      "the child exited in generation %u", gen);
+		claim_side(race, gen, FRONT);
+		ck_assert_msg(wait_for(&race->child_done, gen, child),
+			      "the child exited in generation %u", gen);
+		if (!race_fair(race, why, sizeof(why)))
+			ck_abort_msg("generation %u: %s", gen, why);
+		back_claims += race->nclaimed[BACK];
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "child status 0x%x", status);
+	ck_assert_msg(back_claims > 0, "the child claimed no chunk in %d "
+		      "generations", RACE_GENS);
+	munmap(race, sizeof(*race));
+}
+END_TEST
+
+static Suite *split_suite(void)
+{
+	Suite *suite = suite_create("split");
+	TCase *claims = tcase_create("claims");
+	TCase *race = tcase_create("race");
+
+	tcase_set_timeout(claims, TEST_TIMEOUT);
+	tcase_add_loop_test(claims,
+			    front_and_back_claims_meet_handing_out_every_chunk_once,
+			    0, N(meet_nchunks));
+	tcase_add_test(claims, a_claim_of_another_generation_fails);
+	tcase_add_test(claims,
+		       a_new_generation_restarts_the_claims_and_fails_the_old_ones);
+	tcase_add_test(claims, more_chunks_than_the_word_counts_are_refused);
+	tcase_add_test(claims, sender_done_with_nothing_claimed_from_the_back);
+	tcase_add_test(claims, sender_done_once_every_back_claim_is_pushed);
+	tcase_add_test(claims, a_failed_push_is_reported_and_still_counted);
+	tcase_add_test(claims,
+		       sender_done_for_another_generation_is_done_and_failed);
+	tcase_add_test(claims, chunks_round_up);
+	suite_add_tcase(suite, claims);
+
+	tcase_set_timeout(race, TEST_TIMEOUT);
+	tcase_add_test(race, front_and_back_in_two_processes_claim_every_chunk_once);
+	suite_add_tcase(suite, race);
+	return suite;
+}
+
+int main(void)
+{
+	return test_run_suite(split_suite());
+}
