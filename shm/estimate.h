@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* sample is capped at UINT32_MAX / 4 by the caller or here. */
+/* A sample above UINT32_MAX / 4 counts as that. */
 static inline void xshm_estimate_update(uint32_t *estimate, uint64_t sample)
 {
 	if (sample > UINT32_MAX / 4)

@@ -4,11 +4,12 @@
  * it (up to cells_threshold bytes), or one cell naming a bounce buffer
  * borrowed from the receiver's pool, followed by XSHM_OP_CHUNK cells for
  * the rest of a large message; the largest go as one RTS cell naming the
- * sender's buffers, for a single copy (rts.c).  The common case, a whole message in its
- * cells or one buffer with nothing queued and no ack, goes straight through
- * send_whole; everything else becomes a struct xshm_tx_op.  Sends that
- * cannot be pushed at once wait in ep->tx_queue, in posting order, so that
- * each receiver sees one sender's messages, and their chunks, in order.
+ * sender's buffers, for a single copy (rts.c).  The common case, a whole
+ * message in its cells or one buffer with nothing queued and no ack, goes
+ * straight through send_whole; everything else becomes a struct
+ * xshm_tx_op.  Sends that cannot be pushed at once wait in ep->tx_queue, in
+ * posting order, so that each receiver sees one sender's messages, and
+ * their chunks, in order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -273,7 +274,6 @@ static void dequeue_op(struct xshm_ep *ep, struct xshm_tx_op *op)
 static int finish_op(struct xshm_ep *ep, struct xshm_tx_op *op, bool queued)
 {
 	struct xshm_tx_op *waiting = op;
-
 
 	if (!op->ack_id) {
 		complete_op(ep, op);

@@ -7,7 +7,6 @@ enum xshm_large_path xshm_scopy_pick(uint32_t large_split, size_t len,
 {
 	unsigned c = xshm_scopy_size_class(len);
 	bool split = large_split & (1u << c);
-
 	uint32_t n = ++sends[c];
 
 	if ((n > 1 && n <= 1 + XSHM_SCOPY_EARLY_PROBES) ||

@@ -18,7 +18,7 @@
 
 struct xshm_scopy {
 	const char *name;
-	/* 0 when this process can pull from, and be pulled by, its peers. */
+	/* 0 when this process can copy from and to its peers, and they to it. */
 	int (*probe)(void);
 	/*
 	 * Copies bytes [offset, offset + len) of the remote iov of process
