@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	12
+#define XSHM_LAYOUT_VERSION	13
 #define XSHM_NAME_MAX		48
 
 /*
@@ -40,12 +40,15 @@
 
 /*
  * A large message named by an RTS is copied by both processes at once, in
- * chunks of XSHM_SPLIT_CHUNK bytes: the receiver pulls from the front
- * while the sender, offered the receiver's buffers (XSHM_OP_OFFER), pushes
- * from the back, each claiming a chunk before copying it.  The claims live
- * in the receiver's header; a receiver copies one such message at a time.
+ * chunks of a quarter of the message, between XSHM_SPLIT_CHUNK_MIN and
+ * XSHM_SPLIT_CHUNK_MAX bytes (shm/scopy/split.h): the receiver pulls from
+ * the front while the sender, offered the receiver's buffers
+ * (XSHM_OP_OFFER), pushes from the back, each claiming a chunk before
+ * copying it.  The claims live in the receiver's header; a receiver copies
+ * one such message at a time.
  */
-#define XSHM_SPLIT_CHUNK	(128u << 10)
+#define XSHM_SPLIT_CHUNK_MIN	(128u << 10)
+#define XSHM_SPLIT_CHUNK_MAX	(2u << 20)
 #define XSHM_SPLIT_CHUNKS_MAX	0xffffu		/* front and back: 16 bits */
 #define XSHM_SPLIT_FAILED	(1ull << 32)	/* in pushed: a push failed */
 
@@ -73,8 +76,8 @@ struct xshm_region_hdr {
 	_Atomic uint32_t waiters;	/* owner sleeps: ring its doorbell */
 	uint64_t auth_digest;		/* of the owner's auth key; 0: none */
 	uint32_t features;		/* XSHM_FEATURE_* the owner offers */
-	/* bit c: the owner wants messages of size class c by single copy */
-	_Atomic uint32_t large_split;
+	/* the owner's latest large receive buffers lie on huge pages */
+	_Atomic uint32_t rx_huge;
 	/* written by senders too: a line of its own */
 	alignas(XSHM_CACHE_LINE) struct xshm_split split;
 };
@@ -126,7 +129,7 @@ enum {
 	XSHM_OP_OFFER,		/* receiver to sender of RTS ack_id: push
 				   the back of it into the receiver's buffers
 				   (a struct xshm_rts, msg_size bytes), with
-				   claims of generation tag (XSHM_SPLIT_CHUNK) */
+				   claims of generation tag (split.h) */
 };
 
 /* Where a command's payload is. */
@@ -258,7 +261,7 @@ struct xshm_pool {
 #define XSHM_POOL_PENDING	UINT64_MAX
 
 static_assert(sizeof(struct xshm_region_hdr) == 192, "region header layout");
-static_assert(((uint64_t) XSHM_SPLIT_CHUNKS_MAX + 1) * XSHM_SPLIT_CHUNK >
+static_assert(((uint64_t) XSHM_SPLIT_CHUNKS_MAX + 1) * XSHM_SPLIT_CHUNK_MAX >
 	      (1ull << 30), "a message of XSHM_MAX_MSG_SIZE splits into few enough chunks");
 static_assert(sizeof(struct xshm_cell_seq) == 8, "cell sequence");
 static_assert(sizeof(struct xshm_cmd) == 56, "command header layout");

@@ -44,12 +44,12 @@ static void define_params(void)
 	fi_param_define(&xshm_prov, "scopy_threshold", FI_PARAM_SIZE_T,
 		"Messages larger than this many bytes always take the single "
 		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
-	fi_param_define(&xshm_prov, "scopy_choice_min", FI_PARAM_SIZE_T,
+	fi_param_define(&xshm_prov, "scopy_huge_min", FI_PARAM_SIZE_T,
 		"Messages larger than this many bytes, up to scopy_threshold, "
-		"take the single copy when their receiver's timings find it "
-		"faster than bounce buffers, as with buffers on huge pages "
-		"(default: %zu, so never; 524288 is where it starts to pay).",
-		(size_t) XSHM_SCOPY_CHOICE_MIN);
+		"take the single copy when the buffers of both sides lie on "
+		"huge pages, and bounce buffers otherwise (default: %zu; "
+		"scopy_threshold or more: always bounce buffers).",
+		(size_t) XSHM_SCOPY_HUGE_MIN);
 	fi_param_define(&xshm_prov, "cells_threshold", FI_PARAM_SIZE_T,
 		"Messages of more than one cell and at most this many bytes "
 		"travel in consecutive ring cells rather than a bounce buffer; "
@@ -151,9 +151,8 @@ static void xshm_read_params(void)
 	xshm_params.cma = param_bool("cma", true);
 	xshm_params.scopy_threshold = param_size("scopy_threshold",
 						 XSHM_SCOPY_THRESHOLD, SIZE_MAX);
-	xshm_params.scopy_choice_min = param_size("scopy_choice_min",
-						  XSHM_SCOPY_CHOICE_MIN,
-						  SIZE_MAX);
+	xshm_params.scopy_huge_min = param_size("scopy_huge_min",
+						XSHM_SCOPY_HUGE_MIN, SIZE_MAX);
 	xshm_params.cells_threshold = param_size("cells_threshold",
 						 XSHM_CELLS_THRESHOLD,
 						 XSHM_CELLS_MSG_MAX);

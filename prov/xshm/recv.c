@@ -44,8 +44,8 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	uint64_t data = flags & FI_REMOTE_CQ_DATA ? msg->cq_data : 0;
 	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
 	size_t capacity = entry_capacity(entry);
-	int pulled = msg->is_rts ?
-		xshm_rts_copy(msg, msg->size < capacity ? msg->size : capacity) : 0;
+	size_t len = msg->size < capacity ? msg->size : capacity;
+	int pulled = msg->is_rts ? xshm_rts_copy(msg, len) : 0;
 
 	if (pulled) {
 		struct fi_cq_err_entry err = {
@@ -67,8 +67,11 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	} else {
 		xshm_report_rx_entry(ep, entry, flags, msg->size, data, tag);
 	}
-	entry->srx->owner_ops->free_entry(entry);
 	ack_if_asked(msg, pulled ? EIO : 0);
+	/* after the ack, which the sender's completion waits for */
+	if (xshm_scopy_by_pages(msg->size))
+		xshm_rx_large_pages(ep, entry, len);
+	entry->srx->owner_ops->free_entry(entry);
 }
 
 /* The sender asked to learn when its message was delivered or discarded. */
@@ -149,10 +152,6 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 			ack_if_asked(msg, msg->entry ? 0 : EIO);
 		free_msg(msg);
 	} else if (msg->started) {
-		if (msg->first_cycles && !msg->aborted)
-			xshm_rx_large_timed(msg->ep, XSHM_LARGE_PIPELINE,
-					    xshm_cycles() - msg->first_cycles,
-					    msg->size);
 		complete_msg(msg);
 		free_msg(msg);
 	} else {
@@ -334,8 +333,6 @@ static bool match_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	} else {
 		msg->entry = entry;
 		msg->started = !ret;
-		if (msg->started && xshm_scopy_size_timed(msg->size))
-			msg->first_cycles = xshm_cycles();
 	}
 	if (msg->is_rts)
 		msg->received = msg->size;	/* all there, to be pulled */

@@ -12,9 +12,6 @@
  * (shm/scopy/split.h).  A sender that is not in libfabric while the
  * receiver copies claims nothing, and the receiver pulls it all.  The
  * receiver completes, and acks, once the sender's claimed chunks are in.
- * It also times the copy against its pipelined messages, to tell its
- * senders which way to send messages of the sizes that timings choose for
- * (xshm_rx_large_timed, shm/scopy/choice.h).
  */
 #include <sched.h>
 #include <string.h>
@@ -38,9 +35,10 @@ static size_t rts_iov(const struct xshm_rts *rts, struct iovec *iov)
 /* Where chunk of a message of len bytes starts, and its length. */
 static size_t chunk_at(long chunk, size_t len, size_t *offset)
 {
-	*offset = (size_t) chunk * XSHM_SPLIT_CHUNK;
-	return len - *offset < XSHM_SPLIT_CHUNK ? len - *offset :
-						  XSHM_SPLIT_CHUNK;
+	size_t size = xshm_split_chunk_size(len);
+
+	*offset = (size_t) chunk * size;
+	return len - *offset < size ? len - *offset : size;
 }
 
 /* The first len bytes of a receive's buffers, as an offer names them. */
@@ -139,7 +137,7 @@ static int pull_front(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
  * point the receiver at a third process (nor a receiver the sender: see
  * offering_region).
  */
-static int copy_message(struct xshm_rx_msg *msg, size_t len)
+int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 {
 	struct xshm_ep *ep = msg->ep;
 	struct iovec remote[XSHM_RTS_IOV_MAX];
@@ -168,35 +166,6 @@ static int copy_message(struct xshm_rx_msg *msg, size_t len)
 			    xshm_region_owner(sender)) && !ret)
 		ret = -EIO;
 	return ret;
-}
-
-int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
-{
-	uint64_t start = xshm_cycles();
-	int ret = copy_message(msg, len);
-
-	if (!ret && len == msg->size && xshm_scopy_size_timed(len))
-		xshm_rx_large_timed(msg->ep, XSHM_LARGE_SPLIT,
-				    xshm_cycles() - start, len);
-	return ret;
-}
-
-/*
- * Written only when it changes: the header line it shares with waiters is
- * read by every send to this endpoint.
- */
-void xshm_rx_large_timed(struct xshm_ep *ep, enum xshm_large_path path,
-			 uint64_t cycles, size_t len)
-{
-	_Atomic uint32_t *shared = &ep->region.hdr->large_split;
-	uint32_t large_split;
-
-	xshm_scopy_record(&ep->scopy_choices[xshm_scopy_size_class(len)], path,
-			  cycles, len);
-	large_split = xshm_scopy_wanted(ep->scopy_choices);
-	if (atomic_load_explicit(shared, memory_order_relaxed) != large_split)
-		atomic_store_explicit(shared, large_split,
-				      memory_order_relaxed);
 }
 
 /* The send an offer names: waiting for its ack, pulled, to that receiver. */

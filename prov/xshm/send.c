@@ -429,21 +429,13 @@ static bool is_pulled(const struct xshm_ep *ep, const struct xshm_region *peer,
 	return total > xshm_params.scopy_threshold && can_pull(ep, peer, flags);
 }
 
-/*
- * Messages of the sizes timings choose for (shm/scopy/choice.h) take the
- * single copy when the receiver asks for it, but for probes.
- */
+/* Messages of the sizes the pages choose for (large_path.c). */
 static bool chooses_split(struct xshm_ep *ep, const struct xshm_region *peer,
-			  size_t total, uint64_t flags)
+			  const struct iovec *iov, size_t count, size_t total,
+			  uint64_t flags)
 {
-	uint32_t large_split;
-
-	if (!xshm_scopy_size_timed(total) || !can_pull(ep, peer, flags))
-		return false;
-	large_split = atomic_load_explicit(&peer->hdr->large_split,
-					   memory_order_relaxed);
-	return xshm_scopy_pick(large_split, total, ep->large_sends) ==
-	       XSHM_LARGE_SPLIT;
+	return xshm_scopy_by_pages(total) && can_pull(ep, peer, flags) &&
+	       xshm_tx_large_pages(ep, peer, iov, count, total);
 }
 
 static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
@@ -464,7 +456,7 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	op->ack_id = 0;
 	op->total = total;
 	op->rts = is_pulled(ep, peer, total, flags) ||
-		  chooses_split(ep, peer, total, flags);
+		  chooses_split(ep, peer, iov, count, total, flags);
 	if (op->rts)
 		op->cmd_flags |= XSHM_CMD_PUSH;
 	op->cells = !op->rts && total > XSHM_INLINE_MAX &&

@@ -26,7 +26,7 @@
 #include "shm/copy.h"
 #include "shm/doorbell.h"
 #include "shm/liveness.h"
-#include "shm/scopy/choice.h"
+#include "shm/scopy/huge.h"
 #include "shm/scopy/scopy.h"
 #include "shm/region.h"
 #include "shm/store_choice.h"
@@ -60,11 +60,8 @@
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 /* Measured defaults (fi_xshm.7): larger messages take the single copy... */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20)
-/*
- * ... and larger than this, when their receiver's timings say it is faster:
- * off by default (fi_xshm.7); 512 KiB turns it on where it pays.
- */
-#define XSHM_SCOPY_CHOICE_MIN	XSHM_SCOPY_THRESHOLD
+/* ... and larger than this, when both sides' buffers are on huge pages. */
+#define XSHM_SCOPY_HUGE_MIN	(512 << 10)
 /*
  * Measured default: every message a run of cells can carry, three 2 KiB
  * cells.  Against a bounce buffer (with the sender's spare ready), side by
@@ -161,7 +158,7 @@ struct xshm_params {
 	uint64_t node_id;
 	bool cma;			/* single copy allowed */
 	size_t scopy_threshold;		/* larger messages: single copy */
-	size_t scopy_choice_min;	/* larger ones, up to the threshold: timed */
+	size_t scopy_huge_min;		/* larger ones, up to the threshold: by pages */
 	size_t cells_threshold;		/* smaller ones span ring cells */
 	bool numa;			/* regions on the creator's node */
 	bool signal_handlers;		/* unlink our regions on signals */
@@ -175,10 +172,10 @@ struct xshm_params {
 };
 extern struct xshm_params xshm_params;
 
-/* Sizes whose path, pipeline or single copy, timings choose (send.c). */
-static inline bool xshm_scopy_size_timed(size_t total)
+/* Sizes whose path, pipeline or single copy, the pages choose (large_path.c). */
+static inline bool xshm_scopy_by_pages(size_t total)
 {
-	return total > xshm_params.scopy_choice_min &&
+	return total > xshm_params.scopy_huge_min &&
 	       total <= xshm_params.scopy_threshold;
 }
 
@@ -532,7 +529,6 @@ struct xshm_rx_msg {
 	struct xshm_owner src_owner;	/* the sender's process, if known */
 	bool is_rts;			/* to be pulled from the sender */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
-	uint64_t first_cycles;		/* pipelined, timed: its first cell's arrival */
 	struct xshm_rts rts;		/* last: set only when is_rts */
 };
 
@@ -574,10 +570,8 @@ struct xshm_ep {
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint32_t split_gen;		/* of the last split copy (rts.c) */
-	/* how large messages come best, by size class (rts.c) */
-	struct xshm_scopy_choice scopy_choices[XSHM_SCOPY_SIZE_CLASSES];
-	/* sent of timed sizes, by size class, to space the probes */
-	uint32_t large_sends[XSHM_SCOPY_SIZE_CLASSES];
+	/* the pages under its latest large send and receive (large_path.c) */
+	struct xshm_huge_memo tx_pages, rx_pages;
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
 	struct xshm_spare {		/* spare.c */
 		uint64_t mapping_id;	/* of the receiver's region */
@@ -654,11 +648,19 @@ struct xshm_tx_op *xshm_ack_waiting(struct xshm_ep *ep, uint64_t from_ep_id,
  * side: it pushes its share of the chunks the receiver offers.
  */
 int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len);
-/* A large message of len bytes arrived by that path in cycles (rts.c). */
-void xshm_rx_large_timed(struct xshm_ep *ep, enum xshm_large_path path,
-			 uint64_t cycles, size_t len);
 void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		      const struct xshm_rts *offer);
+
+/*
+ * Bounce buffers or the single copy by the pages under the buffers, for
+ * sizes where xshm_scopy_by_pages (large_path.c): the receiver notes the
+ * first len bytes of the buffers of such a message it received; a sender,
+ * whether its own and the receiver's latest lie on huge pages.
+ */
+void xshm_rx_large_pages(struct xshm_ep *ep,
+			 const struct fi_peer_rx_entry *entry, size_t len);
+bool xshm_tx_large_pages(struct xshm_ep *ep, const struct xshm_region *peer,
+			 const struct iovec *iov, size_t count, size_t total);
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
 void xshm_rx_sender_died(struct xshm_rx_msg *msg);

@@ -14,10 +14,31 @@
 
 #include "shm/layout.h"
 
-/* Chunks of XSHM_SPLIT_CHUNK bytes in a message of len bytes. */
+/*
+ * The chunk size for a message of len bytes: a quarter of it, as a power
+ * of two from XSHM_SPLIT_CHUNK_MIN to XSHM_SPLIT_CHUNK_MAX.  Each chunk
+ * costs each side a claim and a system call that pins the chunk's pages,
+ * so chunks are as large as they can be while each side still gets two of
+ * a message it splits evenly.  Against 128 KiB chunks throughout, side by
+ * side, sender writing its buffer before each send: latency 0.92-1.01 on
+ * 4 KiB pages and 0.83-0.92 on huge pages from 1 to 16 MiB, streaming
+ * bandwidth 0.97-1.17 and 1.09-1.29 times.
+ */
+static inline size_t xshm_split_chunk_size(size_t len)
+{
+	size_t chunk = XSHM_SPLIT_CHUNK_MIN;
+
+	while (chunk < XSHM_SPLIT_CHUNK_MAX && 4 * chunk < len)
+		chunk *= 2;
+	return chunk;
+}
+
+/* Chunks in a message of len bytes. */
 static inline size_t xshm_split_chunks(size_t len)
 {
-	return (len + XSHM_SPLIT_CHUNK - 1) / XSHM_SPLIT_CHUNK;
+	size_t chunk = xshm_split_chunk_size(len);
+
+	return (len + chunk - 1) / chunk;
 }
 
 /* Receiver: a new message of generation gen, nothing claimed or pushed. */

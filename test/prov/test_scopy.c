@@ -2,9 +2,11 @@
  * Single copy: a message larger than FI_XSHM_SCOPY_THRESHOLD (4 MiB by
  * default) travels as one RTS naming the sender's buffers; once the message
  * is matched the receiver copies it and acks, and only then does the send
- * complete.  From 2 chunks of 128 KiB up the copy is split: the receiver
- * pulls chunks from the front (process_vm_readv) while the sender, if it
- * polls, pushes chunks from the back (process_vm_writev).
+ * complete.  From 2 chunks up (shm/scopy/split.h) the copy is split: the
+ * receiver pulls chunks from the front (process_vm_readv) while the sender,
+ * if it polls, pushes chunks from the back (process_vm_writev).  From
+ * 512 KiB to the threshold, messages take it when the buffers of both
+ * sides lie on huge pages.
  *
  * Covered: sizes around the threshold, expected and unexpected, tagged and
  * untagged; iov shapes with page-unaligned buffers on both sides and
@@ -13,8 +15,9 @@
  * polling sender that pushes part of a 32 MiB message, seen in the claims of
  * the receiver's region header; a sender that exits, unmaps its buffers, or
  * closes its endpoint before the pull; FI_XSHM_CMA=0 (bounce buffers
- * instead); a moved threshold; ordering across protocols; FI_PEEK | FI_CLAIM
- * of a held RTS; FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
+ * instead); a moved threshold; the choice by pages, where this kernel gives
+ * huge pages; ordering across protocols; FI_PEEK | FI_CLAIM of a held RTS;
+ * FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
  *
  * Which protocol carried an unexpected message is observed from the sender:
  * through bounce buffers its send completes while the receive is not yet
@@ -31,13 +34,15 @@
 #include <unistd.h>
 
 #include "shm/region.h"
-#include "shm/scopy/choice.h"
+#include "shm/scopy/split.h"
+#include "test/huge_pages.h"
 
 #define TAG		0x5c09e00000000a11ULL
 #define THRESHOLD	32768		/* set by use_test_threshold() */
 #define DEFAULT_THRESHOLD (4 << 20)	/* the documented default */
 #define KiB		((size_t)1 << 10)
 #define MiB		((size_t)1 << 20)
+#define HUGE_PAGE	TEST_HUGE_PAGE
 #define MAX_IOV		8
 #define CANARY		0x5a
 #define CANARY_TAIL	64
@@ -51,8 +56,10 @@ static int held_ms_override;	/* replaces HELD_MS when set */
 /* ---- buffers: one mapping per iov entry, at an offset, canaries around ---- */
 
 struct seg {
-	unsigned char *map;
+	unsigned char *map;		/* the entry, at off, then canaries */
 	size_t maplen, off, len;
+	void *unmap;			/* what to unmap, unmap_len bytes */
+	size_t unmap_len;
 };
 
 struct segs {
@@ -66,9 +73,14 @@ static size_t page_size(void)
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
-static void segs_alloc(struct segs *v, size_t n, const size_t *len, const size_t *off)
+/*
+ * With huge, each entry's mapping starts at a huge page boundary and spans
+ * whole huge pages, advised onto transparent huge pages.
+ */
+static void segs_alloc(struct segs *v, size_t n, const size_t *len, const size_t *off,
+		       bool huge)
 {
-	size_t pg = page_size();
+	size_t pg = huge ? HUGE_PAGE : page_size();
 
 	XT_ASSERT(n >= 1 && n <= MAX_IOV, "%zu iov entries", n);
 	memset(v, 0, sizeof(*v));
@@ -79,9 +91,14 @@ static void segs_alloc(struct segs *v, size_t n, const size_t *len, const size_t
 		s->off = off ? off[i] : 0;
 		s->len = len[i];
 		s->maplen = (s->off + s->len + CANARY_TAIL + pg - 1) / pg * pg;
-		s->map = mmap(NULL, s->maplen, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		XT_ASSERT(s->map != MAP_FAILED, "mmap of %zu bytes", s->maplen);
+		s->unmap_len = s->maplen + (huge ? HUGE_PAGE : 0);
+		s->unmap = mmap(NULL, s->unmap_len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		XT_ASSERT(s->unmap != MAP_FAILED, "mmap of %zu bytes", s->unmap_len);
+		s->map = (unsigned char *)s->unmap +
+			 (huge ? -(uintptr_t)s->unmap & (HUGE_PAGE - 1) : 0);
+		XT_ASSERT(!huge || !madvise(s->map, s->maplen, MADV_HUGEPAGE),
+			  "madvise(MADV_HUGEPAGE)");
 		memset(s->map, CANARY, s->maplen);
 		v->iov[i] = (struct iovec){ s->map + s->off, s->len };
 		v->total += s->len;
@@ -91,8 +108,8 @@ static void segs_alloc(struct segs *v, size_t n, const size_t *len, const size_t
 static void segs_free(struct segs *v)
 {
 	for (size_t i = 0; i < v->n; i++)
-		if (v->s[i].map)
-			munmap(v->s[i].map, v->s[i].maplen);
+		if (v->s[i].unmap)
+			munmap(v->s[i].unmap, v->s[i].unmap_len);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -151,6 +168,7 @@ struct sc_cmd {
 	uint64_t seed, tag;
 	size_t niov;
 	size_t len[MAX_IOV], off[MAX_IOV];
+	bool huge;		/* the buffers on huge pages */
 	int early_ms;		/* > 0: first report whether it completes within this */
 };
 
@@ -216,7 +234,7 @@ static void sc_run(struct xt_ep *x, fi_addr_t dst, int sock, const struct sc_cmd
 	char ctx;
 	ssize_t rc;
 
-	segs_alloc(&v, cmd->niov, cmd->len, cmd->off);
+	segs_alloc(&v, cmd->niov, cmd->len, cmd->off, cmd->huge);
 	segs_fill(&v, cmd->seed);
 	rc = XT_RETRY(x, sc_post_send(x, dst, cmd, &v, &ctx));
 	if (rc == 0 && (cmd->flags & FI_INJECT))
@@ -343,6 +361,7 @@ struct xfer {
 	const char *name;
 	size_t sniov, slen[MAX_IOV], soff[MAX_IOV];
 	size_t rniov, rlen[MAX_IOV], roff[MAX_IOV];
+	bool shuge, rhuge;	/* sender's, receiver's buffers on huge pages */
 };
 
 static void post_recvv(struct xt_ep *x, bool tagged, struct segs *v, void *ctx)
@@ -371,7 +390,7 @@ static void transfer(struct xt_ep *x, struct xt_child *child, const struct xfer 
 	uint64_t kind = tagged ? FI_TAGGED : FI_MSG;
 	struct sc_cmd cmd = {
 		.mode = SC_SEND, .tagged = tagged, .flags = send_flags, .seed = seed,
-		.tag = TAG, .niov = t->sniov,
+		.tag = TAG, .niov = t->sniov, .huge = t->shuge,
 	};
 	struct sc_result res;
 	uint64_t t_post = 0;
@@ -389,7 +408,7 @@ static void transfer(struct xt_ep *x, struct xt_child *child, const struct xfer 
 		 t->name ? t->name : "", t->name ? ": " : "", total,
 		 tagged ? "tagged" : "untagged", unexpected ? "unexpected" : "expected",
 		 t->sniov, t->rniov);
-	segs_alloc(&v, t->rniov, t->rlen, t->roff);
+	segs_alloc(&v, t->rniov, t->rlen, t->roff, t->rhuge);
 	if (unexpected && early != EARLY_ANY)
 		cmd.early_ms = early == EARLY_DONE ? EARLY_MS
 			       : held_ms_override ? held_ms_override : HELD_MS;
@@ -589,8 +608,7 @@ START_TEST(scopy_polling_sender_pushes_the_back_of_a_split_copy)
 		"split", 2, { 8 * MiB + 1, 24 * MiB + 4098 }, { 7, 4095 },
 		2, { 16 * MiB + 3, 16 * MiB + 4096 }, { 1, 4095 },
 	};
-	const size_t nchunks = (t.slen[0] + t.slen[1] + XSHM_SPLIT_CHUNK - 1) /
-			       XSHM_SPLIT_CHUNK;
+	const size_t nchunks = xshm_split_chunks(t.slen[0] + t.slen[1]);
 	struct split_claims claims = { 0 };
 	struct xshm_region receiver;
 	struct rig r;
@@ -824,12 +842,6 @@ static void use_test_threshold(void)
 	set_env("FI_XSHM_SCOPY_THRESHOLD", "32768");
 }
 
-/* The choice of the single copy by timing is off by default: from 512 KiB. */
-static void use_choice(void)
-{
-	set_env("FI_XSHM_SCOPY_CHOICE_MIN", "524288");
-}
-
 static const size_t default_sizes[] = { DEFAULT_THRESHOLD, DEFAULT_THRESHOLD + 1 };
 
 START_TEST(default_threshold_is_four_mib)
@@ -838,9 +850,9 @@ START_TEST(default_threshold_is_four_mib)
 	struct xfer t = flat(size, size);
 	char value[32];
 
-	/* the threshold alone: the choice below it has the "choice" tcase */
+	/* the threshold alone, whatever the pages: they have the "pages" tcase */
 	snprintf(value, sizeof(value), "%zu", (size_t)DEFAULT_THRESHOLD);
-	set_env("FI_XSHM_SCOPY_CHOICE_MIN", value);
+	set_env("FI_XSHM_SCOPY_HUGE_MIN", value);
 	four_ways(&t, early_for(size, DEFAULT_THRESHOLD), size);
 }
 END_TEST
@@ -900,120 +912,86 @@ START_TEST(threshold_moved_inject_is_still_copied)
 }
 END_TEST
 
-/* ---- the receiver's choice for timed sizes (shm/scopy/choice.h) ---- */
+/* ---- bounce buffers or single copy by the pages (prov/xshm/large_path.c) ---- */
 
 /*
- * Messages larger than FI_XSHM_SCOPY_CHOICE_MIN (512 KiB here, use_choice)
- * and at most the threshold go the way the receiver asks in its region
- * header (large_split, a bit per size class), but for a sender endpoint's
- * early probes and every XSHM_SCOPY_PROBE_EVERY-th of a size class, which
- * go the other way.  We write the header ourselves before each message: the receiver rewrites it with its own choice (the pipeline
- * until it has timed both paths) after each timed copy.  The messages are
- * unexpected, which the receiver does not time when they come through
- * bounce buffers, and which shows from the sender which path they took.
+ * Messages larger than FI_XSHM_SCOPY_HUGE_MIN (512 KiB by default) and at
+ * most the threshold take the single copy when the sender's buffers lie on
+ * huge pages and the receiver's region says the buffers of its latest such
+ * message did; bounce buffers otherwise.  The receiver says so once such a
+ * message completes, so the first on huge pages still bounces.  The
+ * messages are unexpected, which shows from the sender which path they
+ * took, and each is a few bytes longer than the one before, so that
+ * neither side's memo (shm/scopy/huge.h) answers for a buffer mapped
+ * anew at the same address.
  */
-#define CHOICE_SIZE		(MiB + 4099)	/* timed once the choice is on */
-#define PROBE_SIZE		(512 * KiB + 4099)
+#define PAGES_SIZE	(MiB + 4099)
 
-/* The receiver's header asks for path for every size class. */
-static void set_large_path(struct xshm_region *receiver, uint32_t path)
+struct pages_step {
+	size_t size;
+	bool shuge, rhuge;
+	enum early early;
+	const char *name;
+};
+
+static void pages_steps(const struct pages_step *steps, int n, uint64_t seed)
 {
-	uint32_t every_class = (1u << XSHM_SCOPY_SIZE_CLASSES) - 1;
-
-	atomic_store(&receiver->hdr->large_split,
-		     path == XSHM_LARGE_SPLIT ? every_class : 0);
-}
-
-/*
- * One unexpected tagged message of size bytes, with the receiver's header
- * asking for path; early: how it must travel.
- */
-static void choice_transfer(struct rig *r, struct xshm_region *receiver, uint32_t path,
-			    size_t size, enum early early, const char *name, uint64_t seed)
-{
-	struct xfer t = flat(size, size);
-
-	t.name = name;
-	set_large_path(receiver, path);
-	transfer(&r->x, &r->a, &t, true, true, early, 0, seed);
-}
-
-START_TEST(timed_sizes_follow_the_receivers_choice)
-{
-	static const struct {
-		uint32_t path;
-		enum early early;
-		const char *name;
-	} steps[] = {
-		{ XSHM_LARGE_PIPELINE, EARLY_DONE, "header pipeline, the sender's 1st" },
-		{ XSHM_LARGE_PIPELINE, EARLY_HELD, "header pipeline, the 1st early probe" },
-		{ XSHM_LARGE_SPLIT, EARLY_DONE, "header split, the 2nd early probe" },
-		{ XSHM_LARGE_SPLIT, EARLY_HELD, "header split, 1st" },
-		{ XSHM_LARGE_PIPELINE, EARLY_DONE, "header pipeline, 1st" },
-		{ XSHM_LARGE_SPLIT, EARLY_HELD, "header split, 2nd" },
-		{ XSHM_LARGE_PIPELINE, EARLY_DONE, "header pipeline, 2nd" },
-	};
-	struct xshm_region receiver;
 	struct rig r;
 
-	/* Far from a probe: the sender's picks are counted from its endpoint's open. */
-	_Static_assert(N(steps) < XSHM_SCOPY_PROBE_EVERY, "a probe among the steps");
 	rig_start(&r, 0);
-	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
-	for (int k = 0; k < N(steps); k++)
-		choice_transfer(&r, &receiver, steps[k].path, CHOICE_SIZE, steps[k].early,
-				steps[k].name, 0x3000 + k);
-	xshm_region_close(&receiver);
-	rig_stop(&r);
-}
-END_TEST
+	for (int k = 0; k < n; k++) {
+		struct xfer t = flat(steps[k].size + 64 * k, steps[k].size + 64 * k);
 
-/*
- * The receiver asks for the pipeline throughout: of XSHM_SCOPY_PROBE_EVERY
- * timed messages from one sender endpoint, only the early probes (the
- * second and third) and the last are pulled.
- */
-START_TEST(a_sender_probes_the_other_path_every_64th_timed_message)
-{
-	struct xshm_region receiver;
-	struct rig r;
-	char name[64];
-
-	rig_start(&r, 0);
-	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
-	for (int k = 1; k <= XSHM_SCOPY_PROBE_EVERY; k++) {
-		bool probe = (k > 1 && k <= 1 + XSHM_SCOPY_EARLY_PROBES) ||
-			     k == XSHM_SCOPY_PROBE_EVERY;
-
-		snprintf(name, sizeof(name), "timed message %d of %d%s", k,
-			 XSHM_SCOPY_PROBE_EVERY, probe ? " (the probe)" : "");
-		choice_transfer(&r, &receiver, XSHM_LARGE_PIPELINE, PROBE_SIZE,
-				probe ? EARLY_HELD : EARLY_DONE, name, 0x4000 + k);
+		t.name = steps[k].name;
+		t.shuge = steps[k].shuge;
+		t.rhuge = steps[k].rhuge;
+		transfer(&r.x, &r.a, &t, true, true, steps[k].early, 0, seed + k);
 	}
-	xshm_region_close(&receiver);
 	rig_stop(&r);
+}
+
+START_TEST(sizes_by_pages_take_the_single_copy_when_both_sides_are_huge)
+{
+	static const struct pages_step steps[] = {
+		{ PAGES_SIZE, true, true, EARLY_DONE, "both huge, not said yet" },
+		{ PAGES_SIZE, true, true, EARLY_HELD, "both huge" },
+		{ PAGES_SIZE, true, true, EARLY_HELD, "both huge again" },
+		{ PAGES_SIZE, false, true, EARLY_DONE, "the sender's small" },
+		{ PAGES_SIZE, true, false, EARLY_HELD, "the receiver's small, not said yet" },
+		{ PAGES_SIZE, true, false, EARLY_DONE, "the receiver's small" },
+		{ PAGES_SIZE, true, true, EARLY_DONE, "both huge again, not said yet" },
+		{ DEFAULT_THRESHOLD - 64 * 7, true, true, EARLY_HELD,
+		  "both huge, the threshold" },
+	};
+
+	pages_steps(steps, N(steps), 0x3000);
 }
 END_TEST
 
-/*
- * By default FI_XSHM_SCOPY_CHOICE_MIN is the threshold, which leaves no
- * size to choose for: a message of a size timed once the choice is on, and
- * one of the threshold itself, go through bounce buffers although the
- * receiver asks for the split copy.
- */
-START_TEST(the_choice_is_off_by_default)
+/* 512 KiB is the default FI_XSHM_SCOPY_HUGE_MIN: larger messages only. */
+START_TEST(sizes_by_pages_start_above_512_kib)
 {
-	struct xshm_region receiver;
-	struct rig r;
+	static const struct pages_step steps[] = {
+		{ 512 * KiB + 1, true, true, EARLY_DONE, "above 512 KiB, not said yet" },
+		{ 512 * KiB - 64, true, true, EARLY_DONE, "512 KiB" },
+		{ 512 * KiB + 1 - 128, true, true, EARLY_HELD, "above 512 KiB" },
+	};
 
-	rig_start(&r, 0);
-	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
-	choice_transfer(&r, &receiver, XSHM_LARGE_SPLIT, CHOICE_SIZE, EARLY_DONE,
-			"choice off by default, header split", 0x5000);
-	choice_transfer(&r, &receiver, XSHM_LARGE_SPLIT, DEFAULT_THRESHOLD, EARLY_DONE,
-			"choice off by default, header split, the threshold", 0x5001);
-	xshm_region_close(&receiver);
-	rig_stop(&r);
+	pages_steps(steps, N(steps), 0x3100);
+}
+END_TEST
+
+/* FI_XSHM_SCOPY_HUGE_MIN at the threshold: bounce buffers whatever the pages. */
+START_TEST(scopy_huge_min_at_the_threshold_keeps_bounce_buffers)
+{
+	static const struct pages_step steps[] = {
+		{ PAGES_SIZE, true, true, EARLY_DONE, "both huge, off" },
+		{ PAGES_SIZE, true, true, EARLY_DONE, "both huge, off, said" },
+		{ DEFAULT_THRESHOLD - 128, true, true, EARLY_DONE, "both huge, off, the threshold" },
+	};
+
+	set_env("FI_XSHM_SCOPY_HUGE_MIN", "4194304");
+	pages_steps(steps, N(steps), 0x3200);
 }
 END_TEST
 
@@ -1123,14 +1101,13 @@ static Suite *scopy_suite(void)
 	TCase *ord = tcase_create("order");
 	TCase *dflt = tcase_create("default");
 	TCase *split = tcase_create("split");
-	TCase *choice = tcase_create("choice");
+	TCase *pages = tcase_create("pages");
 	TCase *fixed[] = { sz, iov, split, fail, comp, ord };
 
 	for (size_t i = 0; i < N(fixed); i++)
 		tcase_add_checked_fixture(fixed[i], use_test_threshold, NULL);
 	tcase_set_timeout(dflt, 60);
 	tcase_add_loop_test(dflt, default_threshold_is_four_mib, 0, N(default_sizes));
-	tcase_add_test(dflt, the_choice_is_off_by_default);
 	suite_add_tcase(s, dflt);
 
 	tcase_set_timeout(sz, 60);
@@ -1162,11 +1139,13 @@ static Suite *scopy_suite(void)
 	tcase_add_loop_test(thr, threshold_moved_inject_is_still_copied, 0, 2);
 	suite_add_tcase(s, thr);
 
-	tcase_set_timeout(choice, 60);
-	tcase_add_test(choice, timed_sizes_follow_the_receivers_choice);
-	tcase_add_test(choice, a_sender_probes_the_other_path_every_64th_timed_message);
-	tcase_add_checked_fixture(choice, use_choice, NULL);
-	suite_add_tcase(s, choice);
+	if (test_huge_pages_usable("test_scopy")) {
+		tcase_set_timeout(pages, 60);
+		tcase_add_test(pages, sizes_by_pages_take_the_single_copy_when_both_sides_are_huge);
+		tcase_add_test(pages, sizes_by_pages_start_above_512_kib);
+		tcase_add_test(pages, scopy_huge_min_at_the_threshold_keeps_bounce_buffers);
+		suite_add_tcase(s, pages);
+	}
 
 	tcase_set_timeout(comp, 60);
 	tcase_add_loop_test(comp, completion_large_send_waits_for_the_receive, 0, 6);

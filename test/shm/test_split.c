@@ -264,23 +264,45 @@ END_TEST
 
 /* ---- chunk counts ---- */
 
+START_TEST(chunk_size_is_a_quarter_within_bounds)
+{
+	const size_t lo = XSHM_SPLIT_CHUNK_MIN, hi = XSHM_SPLIT_CHUNK_MAX;
+	const struct { size_t len, size; } cases[] = {
+		{ 1, lo },
+		{ 4 * lo, lo },
+		{ 4 * lo + 1, 2 * lo },
+		{ (size_t) 1 << 20, (size_t) 256 << 10 },
+		{ ((size_t) 1 << 20) + 1, (size_t) 512 << 10 },
+		{ (size_t) 4 << 20, (size_t) 1 << 20 },
+		{ 4 * hi, hi },
+		{ 4 * hi + 1, hi },
+		{ (size_t) 1 << 30, hi },
+	};
+
+	for (size_t i = 0; i < N(cases); i++)
+		ck_assert_msg(xshm_split_chunk_size(cases[i].len) == cases[i].size,
+			      "%zu bytes: chunks of %zu, expected %zu", cases[i].len,
+			      xshm_split_chunk_size(cases[i].len), cases[i].size);
+}
+END_TEST
+
 START_TEST(chunks_round_up)
 {
+	const size_t lo = XSHM_SPLIT_CHUNK_MIN, hi = XSHM_SPLIT_CHUNK_MAX;
 	const struct { size_t len, chunks; } cases[] = {
 		{ 0, 0 },
 		{ 1, 1 },
-		{ XSHM_SPLIT_CHUNK - 1, 1 },
-		{ XSHM_SPLIT_CHUNK, 1 },
-		{ XSHM_SPLIT_CHUNK + 1, 2 },
-		{ 2 * XSHM_SPLIT_CHUNK - 1, 2 },
-		{ 2 * XSHM_SPLIT_CHUNK, 2 },
-		{ 2 * XSHM_SPLIT_CHUNK + 1, 3 },
-		{ (size_t) 4 << 20, 32 },
-		{ ((size_t) 4 << 20) + 1, 33 },
-		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * XSHM_SPLIT_CHUNK,
-		  XSHM_SPLIT_CHUNKS_MAX },
-		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * XSHM_SPLIT_CHUNK + 1,
-		  XSHM_SPLIT_CHUNKS_MAX + 1 },
+		{ lo - 1, 1 },
+		{ lo, 1 },
+		{ lo + 1, 2 },
+		{ 4 * lo, 4 },
+		{ 4 * lo + 1, 3 },	/* chunks of 2 * lo */
+		{ (size_t) 4 << 20, 4 },
+		{ ((size_t) 4 << 20) + 1, 3 },
+		{ 4 * hi, 4 },
+		{ 4 * hi + 1, 5 },
+		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * hi, XSHM_SPLIT_CHUNKS_MAX },
+		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * hi + 1, XSHM_SPLIT_CHUNKS_MAX + 1 },
 	};
 
 	for (size_t i = 0; i < N(cases); i++)
@@ -466,6 +488,7 @@ static Suite *split_suite(void)
 	tcase_add_test(claims, a_failed_push_is_reported_and_still_counted);
 	tcase_add_test(claims,
 		       sender_done_for_another_generation_is_done_and_failed);
+	tcase_add_test(claims, chunk_size_is_a_quarter_within_bounds);
 	tcase_add_test(claims, chunks_round_up);
 	suite_add_tcase(suite, claims);
 
