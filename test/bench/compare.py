@@ -10,7 +10,10 @@ prints, per benchmark and size, the median of each provider, their ratio
 (first / second), the target where one applies and whether it is met, and
 writes raw.csv, summary.csv and one PNG per benchmark under the results
 directory.  It also reports the shared memory each provider's endpoint maps
-with 1 and with several peers (incast -M).
+with 1 and with several peers (incast -M), and, from copy_floor run right
+after latency in every repetition, what the copy alone takes at each size:
+where xshm's latency drops against the next smaller size (a cliff), the
+table says whether the machine's own copy drops there too.
 """
 import argparse
 import csv
@@ -33,15 +36,24 @@ TARGETS = {
     "bandwidth": [(8, 8, 3.0), (64, 1 * KIB, 2.0), (1 * MIB, 4 * MIB, 1.0)],
     "msgrate": [(8, 8, 3.0)],
     "incast": [],
+    "floor": [],
 }
-LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False}
-UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s"}
+LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False,
+                   "floor": True}
+UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s",
+         "floor": "us"}
 TITLES = {
     "latency": "tagged ping-pong latency, one way (us, lower is better)",
     "bandwidth": "tagged streaming bandwidth, window 64 (MB/s, higher is better)",
     "msgrate": "tagged message rate, window 64 (Mmsg/s, higher is better)",
     "incast": "incast, {n} senders to 1 receiver, aggregate (MB/s, higher is better)",
+    "floor": "the copy alone, no provider (copy_floor), one way (us); in parentheses "
+             "B/us against the next smaller size",
 }
+FLOOR_METHODS = ("memcpy", "memcpy-split", "cma", "cma-split")
+FLOOR_SIZES = "64K:4M"
+FLOOR_REF = "floor-memcpy"     # one copy by one process: no transport does less
+CLIFF = 0.9
 MEM_LIMIT_KIB = 4 * 1024
 
 
@@ -106,7 +118,19 @@ class Runner:
         return [l for l in out.splitlines() if l and not l.startswith("#")]
 
 
+def floor_argv(args):
+    argv = [os.path.join(BENCH_DIR, "copy_floor"), "-r", "1", "-s",
+            args.sizes or FLOOR_SIZES]
+    if args.huge:
+        argv.append("-H")
+    if args.rewrite:
+        argv.append("-W")
+    return argv
+
+
 def bench_argv(args, bench, provs):
+    if bench == "floor":
+        return floor_argv(args)
     argv = [os.path.join(BENCH_DIR, bench), "-p", ",".join(provs), "-r", "1",
             "-t", str(args.max_point_ms)]
     if args.yield_cpu:
@@ -176,6 +200,45 @@ def summarize(args, bench, raw):
                      "pair_ratio": pair_ratio, "target": bound, "met": met, "step_" + a: step[a],
                      "step_" + b: step[b]})
     return rows
+
+
+def summarize_floor(raw):
+    """{method: [(size, median us, B/us against the next smaller size)]}"""
+    out = {}
+    for m in FLOOR_METHODS:
+        vals = {}
+        for r in raw:
+            if r["bench"] == "floor" and r["provider"] == "floor-" + m:
+                vals.setdefault(r["size"], []).append(r["value"])
+        rows, prev = [], None
+        for size in sorted(vals):
+            med = statistics.median(vals[size])
+            bpus = size / med
+            rows.append((size, med, bpus / prev if prev else None))
+            prev = bpus
+        out[m] = rows
+    return out
+
+
+def print_floor(floor):
+    print("\n## floor: %s" % TITLES["floor"])
+    print("%8s" % "size" + "".join("%22s" % m for m in FLOOR_METHODS))
+    sizes = sorted({size for rows in floor.values() for size, _, _ in rows})
+    for size in sizes:
+        line = "%8s" % fmt_size(size)
+        for m in FLOOR_METHODS:
+            row = [r for r in floor[m] if r[0] == size]
+            line += "%22s" % ("%s (%s)" % (fmt_val(row[0][1]), fmt_ratio(row[0][2]))
+                              if row else "-")
+        print(line)
+
+
+def floor_step(floor, size):
+    """The step of FLOOR_REF at size, or None."""
+    for s, _, step in floor.get(FLOOR_REF[len("floor-"):], []):
+        if s == size:
+            return step
+    return None
 
 
 def print_table(args, bench, rows):
@@ -345,9 +408,11 @@ def main():
                     help="repetitions of every benchmark (default 40: a few minutes)")
     ap.add_argument("-o", "--out", help="results directory (default "
                     "bench-results/<date-time>)")
-    ap.add_argument("-b", "--bench", default="latency,bandwidth,msgrate,incast,memory",
+    ap.add_argument("-b", "--bench", default="latency,floor,bandwidth,msgrate,incast,memory",
                     help="benchmarks to run (default all: "
-                    "latency,bandwidth,msgrate,incast,memory)")
+                    "latency,floor,bandwidth,msgrate,incast,memory); floor is "
+                    "copy_floor, the copy alone, at the latency sizes (default %s)" %
+                    FLOOR_SIZES)
     ap.add_argument("-p", "--provs", default="xshm,shm",
                     help="the two providers; ratio = first / second (default xshm,shm)")
     ap.add_argument("-s", "--sizes", help="latency and bandwidth sizes, as the "
@@ -409,7 +474,11 @@ def main():
     summary = []
     met = total = 0
     cliffs = []
+    floor = summarize_floor(raw)
     for bench in timed:
+        if bench == "floor":
+            print_floor(floor)
+            continue
         rows = summarize(args, bench, raw)
         if not rows:
             continue
@@ -420,8 +489,13 @@ def main():
                 total += 1
                 met += r["met"]
             st = r["step_" + args.provs[0]]
-            if st is not None and st < 0.9:
-                cliffs.append("%s at %s (%.2f)" % (bench, fmt_size(r["size"]), st))
+            if st is not None and st < CLIFF:
+                cliff = "%s at %s (%.2f" % (bench, fmt_size(r["size"]), st)
+                fst = floor_step(floor, r["size"]) if bench == "latency" else None
+                if fst is not None:
+                    cliff += "; the copy alone: %.2f%s" % (
+                        fst, ", a cliff too" if fst < CLIFF else "")
+                cliffs.append(cliff + ")")
         png = os.path.join(out, bench + ".png")
         try:
             plot(args, bench, rows, raw, png)
