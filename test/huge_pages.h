@@ -16,6 +16,12 @@
 
 #define TEST_HUGE_PAGE	((size_t) 2 << 20)
 
+/* The first huge page boundary at or after p. */
+static inline unsigned char *test_huge_align(void *p)
+{
+	return (unsigned char *) p + (-(uintptr_t) p & (TEST_HUGE_PAGE - 1));
+}
+
 static inline long test_anon_huge_kib(void)
 {
 	FILE *f = fopen("/proc/self/smaps_rollup", "r");
@@ -50,7 +56,7 @@ static inline bool test_kernel_gives_huge_pages(void)
 
 	if (raw == MAP_FAILED)
 		return false;
-	p = raw + (-(uintptr_t) raw & (TEST_HUGE_PAGE - 1));
+	p = test_huge_align(raw);
 	if (before >= 0 && !madvise(p, TEST_HUGE_PAGE, MADV_HUGEPAGE)) {
 		memset(p, 1, TEST_HUGE_PAGE);
 		given = test_anon_huge_kib() - before >= (long) (TEST_HUGE_PAGE >> 10);

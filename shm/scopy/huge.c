@@ -1,5 +1,4 @@
 /* See huge.h for why the page size matters and how it is read. */
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/ioctl.h>

@@ -52,8 +52,8 @@ TITLES = {
 }
 FLOOR_METHODS = ("memcpy", "memcpy-split", "cma", "cma-split")
 FLOOR_SIZES = "64K:4M"
-FLOOR_REF = "floor-memcpy"     # one copy by one process: no transport does less
-CLIFF = 0.9
+FLOOR_REF = "memcpy"     # one copy by one process: no transport does less
+CLIFF = 0.9     # bytes/us below this times the next smaller size's
 MEM_LIMIT_KIB = 4 * 1024
 
 
@@ -235,7 +235,7 @@ def print_floor(floor):
 
 def floor_step(floor, size):
     """The step of FLOOR_REF at size, or None."""
-    for s, _, step in floor.get(FLOOR_REF[len("floor-"):], []):
+    for s, _, step in floor.get(FLOOR_REF, []):
         if s == size:
             return step
     return None
@@ -258,7 +258,8 @@ def print_table(args, bench, rows):
             fmt_ratio(r["ratio"]), fmt_ratio(r["pair_ratio"]), tgt, ok)
         if r["step_" + a] is not None:
             line += "  %s (%s)%s" % (fmt_ratio(r["step_" + a]), fmt_ratio(r["step_" + b]),
-                                     "  CLIFF (< 0.9)" if r["step_" + a] < 0.9 else "")
+                                     "  CLIFF (< %.1f)" % CLIFF if r["step_" + a] < CLIFF
+                                     else "")
         print(line)
 
 
@@ -507,8 +508,8 @@ def main():
     write_csv(os.path.join(out, "raw.csv"), raw)
     write_csv(os.path.join(out, "summary.csv"), summary)
     write_csv(os.path.join(out, "memory.csv"), mem)
-    print("\n# targets met: %d of %d; %s cliffs (%s B/us below 0.9 of the next smaller "
-          "size): %s" % (met, total, args.provs[0], args.provs[0],
+    print("\n# targets met: %d of %d; %s cliffs (%s B/us below %.1f of the next smaller "
+          "size): %s" % (met, total, args.provs[0], args.provs[0], CLIFF,
                          ", ".join(cliffs) if cliffs else "none"))
     print("# %.0f s of measurements; raw data, summary and plots in %s/" % (elapsed, out))
     print("# command: %s" % command)

@@ -100,6 +100,11 @@ static bool by_memcpy(enum method m)
 	return m == MEMCPY || m == MEMCPY_SPLIT;
 }
 
+static bool by_halves(enum method m)
+{
+	return m == MEMCPY_SPLIT || m == CMA_SPLIT;
+}
+
 static unsigned char *tx_of(const struct floor *f, enum method m)
 {
 	return by_memcpy(m) ? f->shared_tx[f->rank] : f->tx;
@@ -124,8 +129,9 @@ static void rewrite(unsigned char *buf, size_t len)
 
 /*
  * Bytes [from, to) of the sender's tx into the receiver's rx, by CMA in
- * the split copy's chunks for a message of msg_len bytes.  The buffers were mapped before the
- * fork, so the peer's tx and rx sit at our own tx and rx addresses.
+ * the split copy's chunks for a message of msg_len bytes.  The buffers
+ * were mapped before the fork, so the peer's tx and rx sit at our own tx
+ * and rx addresses.
  */
 static void cma_copy(const struct floor *f, bool pull, size_t msg_len,
 		     size_t from, size_t to)
@@ -149,11 +155,9 @@ static void cma_copy(const struct floor *f, bool pull, size_t msg_len,
 static void send_msg(struct floor *f, enum method m, size_t len)
 {
 	int to = !f->rank;
-	bool split = m == MEMCPY_SPLIT || m == CMA_SPLIT;
 	uint64_t msg = ++f->msgs;
 
-	f->splits += split;
-
+	f->splits += by_halves(m);
 	if (f->rewrite)
 		rewrite(tx_of(f, m), len);
 	if (m == MEMCPY)
@@ -164,7 +168,7 @@ static void send_msg(struct floor *f, enum method m, size_t len)
 		       f->shared_tx[f->rank] + len / 2, len - len / 2);
 	if (m == CMA_SPLIT)
 		cma_copy(f, false, len, len / 2, len);
-	if (split)
+	if (by_halves(m))
 		atomic_fetch_add_explicit(&f->sync->halves, 1,
 					  memory_order_release);
 }
@@ -172,9 +176,8 @@ static void send_msg(struct floor *f, enum method m, size_t len)
 static void recv_msg(struct floor *f, enum method m, size_t len)
 {
 	int from = !f->rank;
-	bool split = m == MEMCPY_SPLIT || m == CMA_SPLIT;
 
-	f->splits += split;
+	f->splits += by_halves(m);
 	wait_for(&f->sync->posted, ++f->msgs);
 	if (m == MEMCPY_SPLIT)
 		memcpy(f->shared_rx[f->rank], f->shared_tx[from], len / 2);
@@ -182,7 +185,7 @@ static void recv_msg(struct floor *f, enum method m, size_t len)
 		cma_copy(f, true, len, 0, len);
 	if (m == CMA_SPLIT)
 		cma_copy(f, true, len, 0, len / 2);
-	if (split) {
+	if (by_halves(m)) {
 		atomic_fetch_add_explicit(&f->sync->halves, 1,
 					  memory_order_release);
 		/* the message is in once the sender's half is too */
@@ -190,16 +193,22 @@ static void recv_msg(struct floor *f, enum method m, size_t len)
 	}
 }
 
+/* Rank 0 sends and receives the reply; rank 1 echoes. */
+static void round_trip(struct floor *f, enum method m, size_t len)
+{
+	if (f->rank == 0) {
+		send_msg(f, m, len);
+		recv_msg(f, m, len);
+	} else {
+		recv_msg(f, m, len);
+		send_msg(f, m, len);
+	}
+}
+
 /* A round trip of nothing: each rank has done what came before. */
 static void sync_ranks(struct floor *f)
 {
-	if (f->rank == 0) {
-		send_msg(f, MEMCPY, 0);
-		recv_msg(f, MEMCPY, 0);
-	} else {
-		recv_msg(f, MEMCPY, 0);
-		send_msg(f, MEMCPY, 0);
-	}
+	round_trip(f, MEMCPY, 0);
 }
 
 /*
@@ -230,13 +239,7 @@ static double point(struct floor *f, enum method m, size_t len, int iters)
 	for (int i = 0; i < iters; i++) {
 		double start = bench_now_us();
 
-		if (f->rank == 0) {
-			send_msg(f, m, len);
-			recv_msg(f, m, len);
-		} else {
-			recv_msg(f, m, len);
-			send_msg(f, m, len);
-		}
+		round_trip(f, m, len);
 		trip_us[i] = bench_now_us() - start;
 	}
 	median = bench_median(trip_us, iters) / 2;

@@ -95,8 +95,7 @@ static void segs_alloc(struct segs *v, size_t n, const size_t *len, const size_t
 		s->unmap = mmap(NULL, s->unmap_len, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		XT_ASSERT(s->unmap != MAP_FAILED, "mmap of %zu bytes", s->unmap_len);
-		s->map = (unsigned char *)s->unmap +
-			 (huge ? -(uintptr_t)s->unmap & (HUGE_PAGE - 1) : 0);
+		s->map = huge ? test_huge_align(s->unmap) : s->unmap;
 		XT_ASSERT(!huge || !madvise(s->map, s->maplen, MADV_HUGEPAGE),
 			  "madvise(MADV_HUGEPAGE)");
 		memset(s->map, CANARY, s->maplen);

@@ -34,7 +34,7 @@ static unsigned char *map_pages(size_t len, bool huge)
 	unsigned char *p;
 
 	ck_assert(raw != MAP_FAILED);
-	p = raw + (-(uintptr_t) raw & (HUGE_PAGE - 1));
+	p = test_huge_align(raw);
 	ck_assert_int_eq(madvise(p, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE), 0);
 	memset(p, 1, len);
 	return p;
