@@ -10,7 +10,8 @@
  * front and the sender, in its next progress call, pushing chunks from the
  * back, each claiming a chunk in the receiver's header before copying it
  * (shm/scopy/split.h).  A sender that is not in libfabric while the
- * receiver copies claims nothing, and the receiver pulls it all.  The
+ * receiver copies claims nothing, and the receiver, once its first chunk
+ * is in, pulls all the rest at once.  The
  * receiver completes, and acks, once the sender's claimed chunks are in.
  */
 #include <sched.h>
@@ -110,23 +111,38 @@ static int wait_for_sender(struct xshm_split *split, uint32_t gen,
 	return failed ? -EIO : 0;
 }
 
-/* The receiver's part: chunks from the front, until none is left. */
+/* Chunks of the message from offset on, into the receive buffers. */
+static int pull_from(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
+		     const struct iovec *remote, size_t nremote, size_t offset,
+		     size_t n)
+{
+	return ep->scopy->pull(msg->rts.pid, msg->entry->iov, msg->entry->count,
+			       remote, nremote, offset, n);
+}
+
+/*
+ * The receiver's part: chunks from the front, until none is left; after
+ * each, all that is left in one pull if the sender has not joined.
+ */
 static int pull_front(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
 		      const struct iovec *remote, size_t nremote, size_t len,
 		      uint32_t gen)
 {
 	struct xshm_split *split = &ep->region.hdr->split;
-	size_t nchunks = xshm_split_chunks(len);
+	size_t nchunks = xshm_split_chunks(len), offset, n;
+	long chunk, rest;
 	int ret = 0;
-	long chunk;
 
 	while ((chunk = xshm_split_claim(split, gen, nchunks, true)) >= 0) {
-		size_t offset, n = chunk_at(chunk, len, &offset);
-
+		n = chunk_at(chunk, len, &offset);
 		if (!ret)
-			ret = ep->scopy->pull(msg->rts.pid, msg->entry->iov,
-					      msg->entry->count, remote,
-					      nremote, offset, n);
+			ret = pull_from(ep, msg, remote, nremote, offset, n);
+		rest = xshm_split_claim_rest(split, gen, nchunks);
+		if (rest >= 0) {
+			chunk_at(rest, len, &offset);
+			return ret ? ret : pull_from(ep, msg, remote, nremote,
+						     offset, len - offset);
+		}
 	}
 	return ret;
 }
@@ -158,9 +174,7 @@ int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 	    xshm_split_chunks(len) < 2 ||
 	    xshm_split_chunks(len) > XSHM_SPLIT_CHUNKS_MAX ||
 	    !push_offer(ep, sender, msg, len, gen))
-		return ep->scopy->pull(msg->rts.pid, msg->entry->iov,
-				       msg->entry->count, remote, nremote, 0,
-				       len);
+		return pull_from(ep, msg, remote, nremote, 0, len);
 	ret = pull_front(ep, msg, remote, nremote, len, gen);
 	if (wait_for_sender(&ep->region.hdr->split, gen,
 			    xshm_region_owner(sender)) && !ret)

@@ -49,6 +49,30 @@ long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
 	}
 }
 
+long xshm_split_claim_rest(struct xshm_split *split, uint32_t gen,
+			   size_t nchunks)
+{
+	uint64_t claims = atomic_load_explicit(&split->claims,
+					       memory_order_acquire);
+
+	if (nchunks > XSHM_SPLIT_CHUNKS_MAX)
+		return -1;
+	for (;;) {
+		size_t taken_front = front_of(claims);
+		uint64_t all = (uint64_t) gen << 32 |
+			       (uint64_t) nchunks << CHUNK_BITS;
+
+		if (gen_of(claims) != gen || back_of(claims) ||
+		    taken_front >= nchunks)
+			return -1;
+		if (atomic_compare_exchange_weak_explicit(&split->claims,
+							  &claims, all,
+							  memory_order_acq_rel,
+							  memory_order_acquire))
+			return (long) taken_front;
+	}
+}
+
 void xshm_split_pushed(struct xshm_split *split, bool failed)
 {
 	atomic_fetch_add_explicit(&split->pushed,

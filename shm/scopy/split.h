@@ -52,6 +52,17 @@ void xshm_split_start(struct xshm_split *split, uint32_t gen);
 long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
 		      bool front);
 
+/*
+ * Receiver: claims every chunk left of generation gen, if the sender has
+ * claimed none.  Returns the index of the first of them, or -1 when the
+ * sender has begun, none is left, or the claims are of another generation.
+ * A sender that has not joined by the time the receiver's first chunk is
+ * in is busy elsewhere; one call for the rest costs less than a call per
+ * chunk, and the receiver then waits for no late claim.
+ */
+long xshm_split_claim_rest(struct xshm_split *split, uint32_t gen,
+			   size_t nchunks);
+
 /* Sender: one chunk it claimed is copied, or failed. */
 void xshm_split_pushed(struct xshm_split *split, bool failed);
 

@@ -169,6 +169,7 @@ struct sc_cmd {
 	size_t len[MAX_IOV], off[MAX_IOV];
 	bool huge;		/* the buffers on huge pages */
 	int early_ms;		/* > 0: first report whether it completes within this */
+	bool asleep;		/* after posting, wait for the parent's go unprogressed */
 };
 
 struct sc_result {
@@ -256,6 +257,8 @@ static void sc_run(struct xt_ep *x, fi_addr_t dst, int sock, const struct sc_cmd
 		return;
 	}
 	if (rc == 0) {
+		if (cmd->asleep)
+			sc_wait_go(sock);
 		if (cmd->early_ms > 0) {
 			r = sc_outcome(x, cmd->early_ms, &ctx);
 			xt_write_bytes(sock, &r, sizeof(r));
@@ -625,6 +628,55 @@ START_TEST(scopy_polling_sender_pushes_the_back_of_a_split_copy)
 	}
 	XT_ASSERT(claims.back > 0, "the polling sender pushed no chunk of %d "
 		  "messages of %zu chunks", tries, nchunks);
+	xshm_region_close(&receiver);
+	rig_stop(&r);
+}
+END_TEST
+
+/*
+ * A sender that is not in libfabric while the receiver copies pushes
+ * nothing: the receiver copies it all, after its first chunk the rest at
+ * once (pull_front in rts.c), from an offset inside entries on both sides.
+ * The send completes when the sender comes back.
+ */
+START_TEST(scopy_sleeping_sender_leaves_the_whole_copy_to_the_receiver)
+{
+	const struct xfer t = {
+		"asleep", 3, { 3 * MiB + 7, 4095, 5 * MiB + 1 }, { 1, 7, 4095 },
+		2, { 2 * MiB + 3, 6 * MiB + 4100 }, { 4095, 1 },
+	};
+	const size_t total = t.slen[0] + t.slen[1] + t.slen[2];
+	struct sc_cmd cmd = {
+		.mode = SC_SEND, .tagged = true, .seed = 91, .tag = TAG,
+		.niov = t.sniov, .asleep = true,
+	};
+	struct split_claims claims;
+	struct xshm_region receiver;
+	struct sc_result res;
+	struct xt_comp c;
+	struct segs v;
+	struct rig r;
+
+	memcpy(cmd.len, t.slen, sizeof(t.slen));
+	memcpy(cmd.off, t.soff, sizeof(t.soff));
+	rig_start(&r, 0);
+	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
+	segs_alloc(&v, t.rniov, t.rlen, t.roff, false);
+	post_recvv(&r.x, true, &v, &v);
+	sc_post(&r.x, &r.a, &cmd, true);
+	xt_expect_comp(r.x.rx, r.x.tx, &c);
+	XT_ASSERT(c.e.op_context == &v && c.e.len == total,
+		  "receive context %p, len %zu", c.e.op_context, c.e.len);
+	segs_check(&v, total, cmd.seed, t.name);
+	claims = split_claims(&receiver);
+	XT_ASSERT(claims.back == 0 && claims.front == xshm_split_chunks(total),
+		  "%zu chunks pulled and %zu pushed of %zu by a sleeping sender",
+		  claims.front, claims.back, xshm_split_chunks(total));
+	xt_signal(r.a.sock, 1);
+	res = sc_result(&r.x, &r.a);
+	XT_ASSERT(res.completed && !res.is_err && res.context_ok,
+		  "send completed %d, err %d", res.completed, res.err);
+	segs_free(&v);
 	xshm_region_close(&receiver);
 	rig_stop(&r);
 }
@@ -1120,6 +1172,7 @@ static Suite *scopy_suite(void)
 
 	tcase_set_timeout(split, 60);
 	tcase_add_test(split, scopy_polling_sender_pushes_the_back_of_a_split_copy);
+	tcase_add_test(split, scopy_sleeping_sender_leaves_the_whole_copy_to_the_receiver);
 	suite_add_tcase(s, split);
 
 	tcase_set_timeout(fail, 60);

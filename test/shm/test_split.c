@@ -1,6 +1,7 @@
 /*
  * Unit tests of shm/scopy/split.c, the claim word of a split single copy:
- * front and back claims hand out every chunk once and meet, claims name
+ * front and back claims hand out every chunk once and meet, the receiver
+ * takes the rest only while the sender has claimed nothing, claims name
  * their generation, the sender's pushes are counted and their failures
  * kept, and two processes claiming at once from both ends never take the
  * same chunk.
@@ -170,6 +171,57 @@ START_TEST(more_chunks_than_the_word_counts_are_refused)
 					  true), 0);
 	ck_assert_int_eq(xshm_split_claim(&split, GEN, XSHM_SPLIT_CHUNKS_MAX,
 					  false), XSHM_SPLIT_CHUNKS_MAX - 1);
+}
+END_TEST
+
+/* ---- the rest, to a receiver the sender has not joined ---- */
+
+START_TEST(the_rest_goes_to_the_front_while_the_back_has_claimed_nothing)
+{
+	struct xshm_split split;
+	bool failed = true;
+
+	xshm_split_start(&split, GEN);
+	ck_assert_int_eq(xshm_split_claim_rest(&split, GEN, 8), 0);
+	xshm_split_start(&split, GEN + 1);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN + 1, 8, true), 0);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN + 1, 8, true), 1);
+	ck_assert_int_eq(xshm_split_claim_rest(&split, GEN + 1, 8), 2);
+	/* nothing is left for either side, and the sender owes nothing */
+	ck_assert_int_eq(xshm_split_claim(&split, GEN + 1, 8, false), -1);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN + 1, 8, true), -1);
+	ck_assert_int_eq(xshm_split_claim_rest(&split, GEN + 1, 8), -1);
+	ck_assert(xshm_split_sender_done(&split, GEN + 1, &failed));
+	ck_assert(!failed);
+}
+END_TEST
+
+START_TEST(no_rest_once_the_back_has_claimed)
+{
+	struct xshm_split split;
+
+	xshm_split_start(&split, GEN);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, true), 0);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 7);
+	ck_assert_int_eq(xshm_split_claim_rest(&split, GEN, 8), -1);
+	/* the refused rest took nothing: the claims go on from both ends */
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, true), 1);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 6);
+}
+END_TEST
+
+START_TEST(no_rest_of_another_generation_or_of_too_many_chunks)
+{
+	struct xshm_split split;
+
+	xshm_split_start(&split, GEN);
+	ck_assert_int_eq(xshm_split_claim_rest(&split, GEN - 1, 8), -1);
+	ck_assert_int_eq(xshm_split_claim_rest(&split, GEN + 1, 8), -1);
+	ck_assert_int_eq(xshm_split_claim_rest(&split, GEN,
+					       XSHM_SPLIT_CHUNKS_MAX + 1), -1);
+	/* the refused claims took nothing */
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, false), 7);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 8, true), 0);
 }
 END_TEST
 
@@ -362,17 +414,35 @@ static void copy_chunk(void)
 		;
 }
 
+static void record_claim(struct race *race, enum side side, long chunk)
+{
+	size_t n = race->nclaimed[side]++;
+
+	if (n < RACE_CHUNKS)
+		race->claimed[side][n] = chunk;
+}
+
+/*
+ * Claims chunks of gen from one side until none is left.  The front, in
+ * odd generations, tries after each chunk to take the rest, as a receiver
+ * does.
+ */
 static void claim_side(struct race *race, uint32_t gen, enum side side)
 {
-	long chunk;
+	bool takes_rest = side == FRONT && gen % 2;
+	long chunk, rest;
 
 	while ((chunk = xshm_split_claim(&race->split, gen, RACE_CHUNKS,
 					 side == FRONT)) >= 0) {
-		size_t n = race->nclaimed[side]++;
-
-		if (n < RACE_CHUNKS)
-			race->claimed[side][n] = chunk;
+		record_claim(race, side, chunk);
 		copy_chunk();
+		rest = takes_rest ? xshm_split_claim_rest(&race->split, gen,
+							 RACE_CHUNKS) : -1;
+		if (rest < 0)
+			continue;
+		while (rest < RACE_CHUNKS)
+			record_claim(race, side, rest++);
+		return;
 	}
 }
 
@@ -483,6 +553,10 @@ static Suite *split_suite(void)
 	tcase_add_test(claims,
 		       a_new_generation_restarts_the_claims_and_fails_the_old_ones);
 	tcase_add_test(claims, more_chunks_than_the_word_counts_are_refused);
+	tcase_add_test(claims,
+		       the_rest_goes_to_the_front_while_the_back_has_claimed_nothing);
+	tcase_add_test(claims, no_rest_once_the_back_has_claimed);
+	tcase_add_test(claims, no_rest_of_another_generation_or_of_too_many_chunks);
 	tcase_add_test(claims, sender_done_with_nothing_claimed_from_the_back);
 	tcase_add_test(claims, sender_done_once_every_back_claim_is_pushed);
 	tcase_add_test(claims, a_failed_push_is_reported_and_still_counted);
