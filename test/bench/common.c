@@ -179,6 +179,7 @@ bool bench_opt(struct bench_opts *o, int c, const char *arg)
 	case 'b': o->bind = true; return true;
 	case 'H': o->huge = true; return true;
 	case 'W': o->rewrite = true; return true;
+	case 'R': o->read = true; return true;
 	}
 	return false;
 }
@@ -407,6 +408,7 @@ void bench_start(struct bench *b, const char *name, const struct bench_opts *o, 
 	b->max_point_us = o->max_point_ms * 1e3;
 	b->mean = o->mean;
 	b->rewrite = o->rewrite;
+	b->read = o->read;
 	if (!b->cq_size)
 		b->cq_size = 4 * BENCH_WINDOW;
 	for (int p = 0; p < o->nprov; p++) {
@@ -514,6 +516,8 @@ static ssize_t poll_cq(struct bench *b, struct bench_ctx *c)
 			continue;
 		}
 		c->nrecvd++;
+		if (b->read)
+			b->read_sum += bench_touch(b->rx, e[i].len);
 		if (e[i].tag & BENCH_STOP)
 			c->stop_seen = true;
 		if (e[i].tag >= BENCH_DATA_TAG && e[i].tag < BENCH_DATA_TAG + BENCH_MAX_PROCS)
@@ -563,6 +567,16 @@ static void rewrite_tx(struct bench *b, size_t len)
 {
 	for (size_t off = 0; off < len; off += 64)
 		b->tx[off]++;
+}
+
+unsigned bench_touch(const char *buf, size_t len)
+{
+	const volatile char *p = buf;
+	unsigned sum = 0;
+
+	for (size_t off = 0; off < len; off += 64)
+		sum += (unsigned char) p[off];
+	return sum;
 }
 
 void bench_tsend(struct bench *b, struct bench_ctx *c, int to, size_t len, uint64_t tag)

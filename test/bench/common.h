@@ -73,6 +73,8 @@ struct bench {
 	double max_point_us;		/* 0 or: a point stops early after this long */
 	bool mean;			/* -a: whole point, not the median block */
 	bool rewrite;			/* -W: write tx before every send */
+	bool read;			/* -R: read rx after every receive */
+	unsigned read_sum;		/* of what -R read */
 	int nblk;			/* rank 0: blocks timed in this point */
 	double blk[BENCH_MAX_BLOCKS];	/* and their durations (us) */
 	/* Right after fi_enable, before any address is inserted: */
@@ -80,7 +82,7 @@ struct bench {
 	struct bench_shm_maps own_maps;		/* and their mappings */
 };
 
-/* Common command line: -p, -s, -i, -r, -w, -t, -S, -y, -a, -b, -H, -W. */
+/* Common command line: -p, -s, -i, -r, -w, -t, -S, -y, -a, -b, -H, -W, -R. */
 struct bench_opts {
 	const char *provs[BENCH_MAX_PROVS];
 	int nprov;
@@ -96,10 +98,11 @@ struct bench_opts {
 	bool bind;		/* -b */
 	bool huge;		/* -H */
 	bool rewrite;		/* -W */
+	bool read;		/* -R */
 };
 
 /* getopt string of the options bench_opt handles */
-#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:abHW"
+#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:abHWR"
 #define BENCH_OPTHELP \
 	"  -p prov[,prov...]  providers, measured alternately (default xshm)\n" \
 	"  -s sizes           e.g. 8,200,4K or 1:4M (powers of two), or both\n" \
@@ -116,6 +119,9 @@ struct bench_opts {
 	"  -W                 write the send buffer (a byte per cache line) before\n" \
 	"                     every send, as an application computing its data\n" \
 	"                     does: the data then crosses from the sender's cache\n" \
+	"  -R                 read the receive buffer (a byte per cache line) after\n" \
+	"                     every receive, as an application using the data does:\n" \
+	"                     what a copy left in the sender's cache crosses then\n" \
 	"  -y                 yield the CPU when a poll finds nothing (default: only\n" \
 	"                     with more processes than cores)\n" \
 	"The provider is loaded from FI_PROVIDER_PATH when not built into libfabric.\n"
@@ -129,6 +135,12 @@ long bench_number(const char *s, long min);	/* accepts k/K and m/M suffixes */
 void bench_parse_provs(struct bench_opts *o, const char *list);
 void bench_parse_sizes(struct bench_opts *o, const char *list);
 void bench_default_sizes(struct bench_opts *o, size_t max, bool thresholds);
+/*
+ * Reads a byte of every cache line of len bytes from buf, as a consumer of
+ * the data would; returns their sum, so that the reads are not elided.
+ */
+unsigned bench_touch(const char *buf, size_t len);
+
 /* Handles the options of BENCH_OPTSTRING; false for any other. */
 bool bench_opt(struct bench_opts *o, int c, const char *arg);
 size_t bench_max_size(const struct bench_opts *o);

@@ -125,6 +125,8 @@ def floor_argv(args):
         argv.append("-H")
     if args.rewrite:
         argv.append("-W")
+    if args.read:
+        argv.append("-R")
     return argv
 
 
@@ -143,6 +145,8 @@ def bench_argv(args, bench, provs):
         argv.append("-H")
     if args.rewrite:
         argv.append("-W")
+    if args.read:
+        argv.append("-R")
     if bench in ("latency", "bandwidth") and args.sizes:
         argv += ["-s", args.sizes]
     if bench == "incast":
@@ -441,6 +445,10 @@ def main():
                     "application computing its data does; without it, a "
                     "single-copy pull finds the unchanged data in the receiver's "
                     "cache")
+    ap.add_argument("-R", "--read", action="store_true",
+                    help="the receiver reads its buffer after every receive, as an "
+                    "application using the data does; without it, what a copy "
+                    "left in the sender's cache is never paid for")
     ap.add_argument("--timeout", type=int, default=300,
                     help="seconds before one program run counts as hung (default 300)")
     args = ap.parse_args()

@@ -3,7 +3,7 @@
  * of each size with nothing but the copy, so that what the machine's caches
  * and memory allow is measured in the same minute as the providers.
  *
- *   copy_floor [-m methods] [-s sizes] [-i iterations] [-r repetitions] [-H] [-W]
+ *   copy_floor [-m methods] [-s sizes] [-i iterations] [-r repetitions] [-H] [-W] [-R]
  *
  * Methods (default all):
  *   memcpy        the sender copies into the receiver's buffer, mapped in
@@ -21,7 +21,8 @@
  * The memcpy methods' buffers are shared memory (both processes map all
  * four); the cma methods' are private, as an application's are, and on
  * transparent huge pages with -H.  -W has the sender write a byte per cache
- * line of its buffer before every send, as latency -W does.
+ * line of its buffer before every send, and -R the receiver read a byte per
+ * cache line of its buffer after every receive, as latency -W and -R do.
  *
  * Prints "floor-METHOD size rep latency_us" (one way: round trip / 2), from
  * the median round trip of the point, as latency does above 16 KiB, so
@@ -61,7 +62,8 @@ struct floor {
 	struct floor_sync *sync;
 	unsigned char *shared_tx[2], *shared_rx[2];	/* by rank */
 	unsigned char *tx, *rx;		/* private; at the same address in both */
-	bool rewrite;
+	bool rewrite, read;
+	unsigned read_sum;		/* of what -R read */
 	uint64_t msgs, splits;		/* so far, counted alike by both */
 };
 
@@ -191,6 +193,8 @@ static void recv_msg(struct floor *f, enum method m, size_t len)
 		/* the message is in once the sender's half is too */
 		wait_for(&f->sync->halves, 2 * f->splits);
 	}
+	if (f->read)
+		f->read_sum += bench_touch((const char *) rx_of(f, m), len);
 }
 
 /* Rank 0 sends and receives the reply; rank 1 echoes. */
@@ -250,7 +254,7 @@ static double point(struct floor *f, enum method m, size_t len, int iters)
 static void usage(void)
 {
 	fprintf(stderr, "usage: copy_floor [-m memcpy,memcpy-split,cma,cma-split] "
-		"[-s sizes] [-i iterations] [-r repetitions] [-H] [-W]\n");
+		"[-s sizes] [-i iterations] [-r repetitions] [-H] [-W] [-R]\n");
 	exit(EXIT_FAILURE);
 }
 
@@ -288,7 +292,7 @@ int main(int argc, char **argv)
 	int c;
 
 	bench_parse_sizes(&o, "1M,2M,4M");
-	while ((c = getopt(argc, argv, "m:s:i:r:HWh")) != -1) {
+	while ((c = getopt(argc, argv, "m:s:i:r:HWRh")) != -1) {
 		if (c == 'm')
 			nmethods = parse_methods(optarg, methods);
 		else if (c == 'h' || !bench_opt(&o, c, optarg))
@@ -299,6 +303,7 @@ int main(int argc, char **argv)
 	alarm(600);	/* a peer that died leaves the other spinning */
 	max = bench_max_size(&o);
 	f.rewrite = o.rewrite;
+	f.read = o.read;
 	f.sync = map_shared(sizeof(*f.sync));
 	for (int r = 0; r < 2; r++) {
 		f.shared_tx[r] = map_shared(max);
