@@ -2,7 +2,7 @@
  * N-to-1 incast: N sender processes stream tagged messages to one receiver
  * on the same node, each in windows acknowledged by the receiver.
  *
- *   incast [-n senders] [-W window] [-M] [-p prov[,prov...]] [-s sizes]
+ *   incast [-n senders] [-k window] [-M] [-p prov[,prov...]] [-s sizes]
  *          [-i windows] [-r reps] [-w warmup%]
  *
  * Prints one line per provider, size and repetition:
@@ -29,9 +29,9 @@ static int nsenders = 4, window = BENCH_WINDOW;
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: incast [-n senders] [-W window] [-M] [options]\n"
+	fprintf(stderr, "usage: incast [-n senders] [-k window] [-M] [options]\n"
 			"  -n senders         default 4\n"
-			"  -W window          per sender, default 64 (less if rx size needs)\n"
+			"  -k window          per sender, default 64 (less if rx size needs)\n"
 			"  -M                 report shared-memory mappings instead\n"
 			BENCH_OPTHELP);
 	exit(EXIT_FAILURE);
@@ -131,12 +131,12 @@ int main(int argc, char **argv)
 
 	bench_parse_provs(&o, "xshm");
 	bench_parse_sizes(&o, "8,256,4K,16K,64K,1M");
-	while ((c = getopt(argc, argv, BENCH_OPTSTRING "n:W:Mh")) != -1) {
+	while ((c = getopt(argc, argv, BENCH_OPTSTRING "n:k:Mh")) != -1) {
 		if (bench_opt(&o, c, optarg))
 			continue;
 		switch (c) {
 		case 'n': nsenders = (int)bench_number(optarg, 1); break;
-		case 'W': window = (int)bench_number(optarg, 1); break;
+		case 'k': window = (int)bench_number(optarg, 1); break;
 		case 'M': mem = true; break;
 		default: usage();
 		}
