@@ -38,6 +38,7 @@ int main(int argc, char **argv)
 			usage();
 	if (optind != argc)
 		usage();
+	o.tx_window = BENCH_WINDOW;
 	bench_start(&b, "bandwidth", &o, 2);
 	if (b.rank == 0) {
 		printf("# bandwidth: tagged, window %d, %d windows (fewer above 4 KiB), "

@@ -393,6 +393,23 @@ void bench_bind_cpu(int rank)
 		bench_die("sched_setaffinity(cpu %d): %s", cpu, strerror(errno));
 }
 
+/*
+ * Send buffers: one, which every send uses, unless -W writes the buffer
+ * of a stream's sends while earlier ones may still be in flight, which an
+ * application must not do.  Then each send in flight has its own, as many
+ * as the window, up to BENCH_TX_BYTES_MAX in all.
+ */
+static size_t tx_slots(const struct bench_opts *o, size_t max)
+{
+	size_t fit = max ? BENCH_TX_BYTES_MAX / max : 1;
+
+	if (!o->rewrite || o->tx_window < 2)
+		return 1;
+	if (fit < 1)
+		return 1;
+	return (size_t) o->tx_window < fit ? (size_t) o->tx_window : fit;
+}
+
 void bench_start(struct bench *b, const char *name, const struct bench_opts *o, int nprocs)
 {
 	size_t max = bench_max_size(o);
@@ -442,9 +459,13 @@ void bench_start(struct bench *b, const char *name, const struct bench_opts *o, 
 	if (o->bind)
 		bench_bind_cpu(b->rank);
 	b->bufsize = max;
-	b->tx = message_buffer(max, o->huge);
+	b->tx_slots = tx_slots(o, max);
+	b->tx = message_buffer(max * b->tx_slots, o->huge);
+	b->tx_busy = calloc(b->tx_slots, 1);
+	if (!b->tx_busy)
+		bench_die("out of memory");
 	b->rx = message_buffer(max, o->huge);
-	memset(b->tx, 'a' + b->rank % 26, max);
+	memset(b->tx, 'a' + b->rank % 26, max * b->tx_slots);
 	memset(b->rx, 0, max);
 	for (int p = 0; p < b->nprov; p++)
 		open_ctx(b, &b->ctx[p], max);
@@ -459,6 +480,7 @@ void bench_finish(struct bench *b)
 	for (int p = 0; p < b->nprov; p++)
 		close_ctx(&b->ctx[p]);
 	free(b->tx);
+	free(b->tx_busy);
 	free(b->rx);
 	if (b->rank != 0)
 		exit(EXIT_SUCCESS);
@@ -513,6 +535,8 @@ static ssize_t poll_cq(struct bench *b, struct bench_ctx *c)
 	for (ssize_t i = 0; i < rc; i++) {
 		if (e[i].flags & FI_SEND) {
 			c->nsent++;
+			if (e[i].op_context)	/* its slot's flag in tx_busy */
+				*(unsigned char *)e[i].op_context = 0;
 			continue;
 		}
 		c->nrecvd++;
@@ -563,10 +587,10 @@ void bench_wait(struct bench *b, struct bench_ctx *c, bool sends, bool recvs)
  * receiver read it (a single-copy pull) finds it, from the second message
  * on, still in the receiver's cache: no data crosses between the CPUs.
  */
-static void rewrite_tx(struct bench *b, size_t len)
+static void rewrite_tx(char *buf, size_t len)
 {
 	for (size_t off = 0; off < len; off += 64)
-		b->tx[off]++;
+		buf[off]++;
 }
 
 unsigned bench_touch(const char *buf, size_t len)
@@ -579,13 +603,30 @@ unsigned bench_touch(const char *buf, size_t len)
 	return sum;
 }
 
+/*
+ * With -W, the next send's buffer, written: the next slot, once the send
+ * that used it last has completed.
+ */
+static char *fresh_tx(struct bench *b, struct bench_ctx *c, size_t len, void **context)
+{
+	size_t slot = c->sends % b->tx_slots;
+	char *buf = b->tx + slot * b->bufsize;
+
+	while (b->tx_busy[slot])
+		bench_progress(b, c);
+	rewrite_tx(buf, len);
+	b->tx_busy[slot] = 1;
+	*context = &b->tx_busy[slot];
+	return buf;
+}
+
 void bench_tsend(struct bench *b, struct bench_ctx *c, int to, size_t len, uint64_t tag)
 {
+	void *context = NULL;
+	char *buf = b->rewrite ? fresh_tx(b, c, len, &context) : b->tx;
 	ssize_t rc;
 
-	if (b->rewrite)
-		rewrite_tx(b, len);
-	while ((rc = fi_tsend(c->ep, b->tx, len, NULL, c->addr[to], tag, NULL)) == -FI_EAGAIN)
+	while ((rc = fi_tsend(c->ep, buf, len, NULL, c->addr[to], tag, context)) == -FI_EAGAIN)
 		bench_progress(b, c);
 	bench_check((int)rc, "fi_tsend");
 	c->sends++;

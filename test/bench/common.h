@@ -23,6 +23,7 @@
 #define BENCH_MAX_PROVS		4
 #define BENCH_MAX_PROCS		65
 #define BENCH_WINDOW		64
+#define BENCH_TX_BYTES_MAX	((size_t) 256 << 20)	/* -W: a stream's send buffers */
 #define BENCH_WAIT_SECS		30
 #define BENCH_LAT_BLOCK		8	/* round trips timed together */
 #define BENCH_MAX_BLOCKS	8192
@@ -73,6 +74,9 @@ struct bench {
 	double max_point_us;		/* 0 or: a point stops early after this long */
 	bool mean;			/* -a: whole point, not the median block */
 	bool rewrite;			/* -W: write tx before every send */
+	size_t tx_slots;		/* send buffers of bufsize in tx: 1, or with
+					   -W the sends a stream keeps in flight */
+	unsigned char *tx_busy;		/* by slot: its send has not completed */
 	bool read;			/* -R: read rx after every receive */
 	unsigned read_sum;		/* of what -R read */
 	int nblk;			/* rank 0: blocks timed in this point */
@@ -99,6 +103,7 @@ struct bench_opts {
 	bool huge;		/* -H */
 	bool rewrite;		/* -W */
 	bool read;		/* -R */
+	int tx_window;		/* a stream's sends in flight at once, 0 if none */
 };
 
 /* getopt string of the options bench_opt handles */
@@ -118,7 +123,8 @@ struct bench_opts {
 	"  -S ms              run unmeasured first, to settle (default 300)\n" \
 	"  -W                 write the send buffer (a byte per cache line) before\n" \
 	"                     every send, as an application computing its data\n" \
-	"                     does: the data then crosses from the sender's cache\n" \
+	"                     does: the data then crosses from the sender's cache;\n" \
+	"                     a stream's sends in flight get buffers of their own\n" \
 	"  -R                 read the receive buffer (a byte per cache line) after\n" \
 	"                     every receive, as an application using the data does:\n" \
 	"                     what a copy left in the sender's cache crosses then\n" \

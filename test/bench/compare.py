@@ -442,9 +442,9 @@ def main():
                     "is 'always'); the single-copy protocol's cost depends on it")
     ap.add_argument("-W", "--rewrite", action="store_true",
                     help="the sender writes its buffer before every send, as an "
-                    "application computing its data does; without it, a "
-                    "single-copy pull finds the unchanged data in the receiver's "
-                    "cache")
+                    "application computing its data does (a stream's sends in "
+                    "flight each have their own); without it, a single-copy pull "
+                    "finds the unchanged data in the receiver's cache")
     ap.add_argument("-R", "--read", action="store_true",
                     help="the receiver reads its buffer after every receive, as an "
                     "application using the data does; without it, what a copy "

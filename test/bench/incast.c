@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 	b.cq_size = (size_t)(window + 4) * (size_t)nsenders * 2;
 	if (b.cq_size < 4 * BENCH_WINDOW)
 		b.cq_size = 4 * BENCH_WINDOW;
+	o.tx_window = window;
 	bench_start(&b, "incast", &o, nsenders + 1);
 	for (int p = 0; p < b.nprov; p++) {
 		size_t fit = b.ctx[p].info->rx_attr->size / (size_t)nsenders;

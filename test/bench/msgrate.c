@@ -40,6 +40,7 @@ int main(int argc, char **argv)
 			usage();
 	if (optind != argc)
 		usage();
+	o.tx_window = BENCH_WINDOW;
 	bench_start(&b, "msgrate", &o, 2);
 	if (b.rank == 0) {
 		printf("# msgrate: tagged, window %d, %d windows, %d repetitions\n"

@@ -1,0 +1,34 @@
+#!/bin/bash
+# The benchmarks compare.sh runs, with the options that change what they
+# do to the buffers: -W (the sender writes each send buffer first; a
+# stream's sends in flight each get one of their own) and -R (the receiver
+# reads what it received).  Each must exit 0 and print one positive figure
+# per size.  FI_PROVIDER_PATH and XSHM_BUILDDIR come from the environment.
+
+bench="${XSHM_BUILDDIR:-.}/test/bench"
+
+fail() {
+	echo "FAIL: $*"
+	echo "$out"
+	exit 1
+}
+
+# program, its options, the sizes it must report
+check() {
+	local prog=$1 opts=$2 sizes=$3
+	# shellcheck disable=SC2086
+	out=$(timeout 120 "$bench/$prog" -p xshm -r 1 -S 0 $opts 2>&1) ||
+		fail "$prog $opts: exited with $?"
+	for size in ${sizes//,/ }; do
+		awk -v s="$size" '$2 == s && $4 > 0 { n++ } END { exit n != 1 }' \
+			<<<"$out" || fail "$prog $opts: no single positive figure at $size B"
+	done
+}
+
+for opts in "-W" "-R" "-W -R"; do
+	check latency "-s 8,1M -i 50 $opts" 8,1048576
+	check bandwidth "-s 8,1M -i 4 $opts" 8,1048576
+	check msgrate "-i 4 $opts" 8
+	check incast "-n 2 -k 8 -s 4K,1M -i 4 $opts" 4096,1048576
+done
+echo "PASS: latency, bandwidth, msgrate and incast with -W, -R and both"
