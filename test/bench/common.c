@@ -358,13 +358,16 @@ static void exchange_addresses(struct bench *b, struct bench_ctx *c)
 /*
  * With huge, 2 MiB-aligned and advised onto transparent huge pages: what a
  * process gets from malloc where THP is 'always'.  The page size decides
- * the cost of a CMA copy, which pins every page it touches.
+ * the cost of a CMA copy, which pins every page it touches.  In whole huge
+ * pages: the kernel leaves a part of one on 4 KiB pages.
  */
 static void *message_buffer(size_t size, bool huge)
 {
 	size_t huge_page = (size_t) 2 << 20;
 	void *buf = NULL;
 
+	if (huge)
+		size = (size + huge_page - 1) & ~(huge_page - 1);
 	if (!huge)
 		buf = malloc(size);
 	else if (posix_memalign(&buf, huge_page, size))

@@ -83,16 +83,18 @@ static void *map_shared(size_t len)
  * each process touches its own pages after the fork, since pages shared
  * copy-on-write would be split into small ones at the first write.
  */
+/* Whole huge pages with huge: the kernel leaves a part of one on 4 KiB. */
 static void *map_private(size_t len, bool huge)
 {
 	size_t huge_page = 2u << 20;
-	unsigned char *p = mmap(NULL, len + huge_page, PROT_READ | PROT_WRITE,
+	size_t span = (len + huge_page - 1) & ~(huge_page - 1);
+	unsigned char *p = mmap(NULL, span + huge_page, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		bench_die("mmap %zu bytes: %s", len, strerror(errno));
 	p += -(uintptr_t) p & (huge_page - 1);
-	if (huge && madvise(p, len, MADV_HUGEPAGE))
+	if (huge && madvise(p, span, MADV_HUGEPAGE))
 		bench_die("madvise(MADV_HUGEPAGE): %s", strerror(errno));
 	return p;
 }
