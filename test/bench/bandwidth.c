@@ -49,5 +49,6 @@ int main(int argc, char **argv)
 	bench_sweep(&b, &o, bench_stream, 4096, 3, true);
 	bench_finish(&b);
 	free(o.sizes);
+	free(o.provs_buf);
 	return EXIT_SUCCESS;
 }

@@ -78,13 +78,18 @@ long bench_number(const char *s, long min)
 
 void bench_parse_provs(struct bench_opts *o, const char *list)
 {
-	char *copy = strdup(list), *save = NULL;
+	char *save = NULL;
 
+	free(o->provs_buf);	/* the default's, when -p replaces it */
+	o->provs_buf = strdup(list);
+	if (!o->provs_buf)
+		bench_die("out of memory");
 	o->nprov = 0;
-	for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+	for (char *p = strtok_r(o->provs_buf, ",", &save); p;
+	     p = strtok_r(NULL, ",", &save)) {
 		if (o->nprov == BENCH_MAX_PROVS)
 			bench_die("at most %d providers", BENCH_MAX_PROVS);
-		o->provs[o->nprov++] = p;	/* copy stays allocated */
+		o->provs[o->nprov++] = p;
 	}
 	if (!o->nprov)
 		bench_die("no provider in '%s'", list);

@@ -88,7 +88,8 @@ struct bench {
 
 /* Common command line: -p, -s, -i, -r, -w, -t, -S, -y, -a, -b, -H, -W, -R. */
 struct bench_opts {
-	const char *provs[BENCH_MAX_PROVS];
+	const char *provs[BENCH_MAX_PROVS];	/* in provs_buf */
+	char *provs_buf;
 	int nprov;
 	size_t *sizes;
 	size_t nsizes;

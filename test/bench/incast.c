@@ -173,5 +173,6 @@ int main(int argc, char **argv)
 	}
 	bench_finish(&b);
 	free(o.sizes);
+	free(o.provs_buf);
 	return EXIT_SUCCESS;
 }

@@ -48,5 +48,6 @@ int main(int argc, char **argv)
 	bench_sweep(&b, &o, bench_latency, 16384, 10, false);
 	bench_finish(&b);
 	free(o.sizes);
+	free(o.provs_buf);
 	return EXIT_SUCCESS;
 }

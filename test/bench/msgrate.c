@@ -50,5 +50,6 @@ int main(int argc, char **argv)
 	bench_sweep(&b, &o, rate, 4096, 1, false);
 	bench_finish(&b);
 	free(o.sizes);
+	free(o.provs_buf);
 	return EXIT_SUCCESS;
 }
