@@ -11,8 +11,8 @@
  * back, each claiming a chunk in the receiver's header before copying it
  * (shm/scopy/split.h).  A sender that is not in libfabric while the
  * receiver copies claims nothing, and the receiver, once its first chunk
- * is in, pulls all the rest at once.  The
- * receiver completes, and acks, once the sender's claimed chunks are in.
+ * is in, pulls all the rest at once.  The receiver completes, and acks,
+ * once the sender's claimed chunks are in.
  */
 #include <sched.h>
 #include <string.h>
