@@ -411,9 +411,7 @@ static size_t tx_slots(const struct bench_opts *o, size_t max)
 {
 	size_t fit = max ? BENCH_TX_BYTES_MAX / max : 1;
 
-	if (!o->rewrite || o->tx_window < 2)
-		return 1;
-	if (fit < 1)
+	if (!o->rewrite || o->tx_window < 2 || fit < 2)
 		return 1;
 	return (size_t) o->tx_window < fit ? (size_t) o->tx_window : fit;
 }
@@ -595,7 +593,7 @@ void bench_wait(struct bench *b, struct bench_ctx *c, bool sends, bool recvs)
  * receiver read it (a single-copy pull) finds it, from the second message
  * on, still in the receiver's cache: no data crosses between the CPUs.
  */
-static void rewrite_tx(char *buf, size_t len)
+void bench_rewrite(char *buf, size_t len)
 {
 	for (size_t off = 0; off < len; off += 64)
 		buf[off]++;
@@ -622,7 +620,7 @@ static char *fresh_tx(struct bench *b, struct bench_ctx *c, size_t len, void **c
 
 	while (b->tx_busy[slot])
 		bench_progress(b, c);
-	rewrite_tx(buf, len);
+	bench_rewrite(buf, len);
 	b->tx_busy[slot] = 1;
 	*context = &b->tx_busy[slot];
 	return buf;

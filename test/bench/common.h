@@ -142,6 +142,8 @@ long bench_number(const char *s, long min);	/* accepts k/K and m/M suffixes */
 void bench_parse_provs(struct bench_opts *o, const char *list);
 void bench_parse_sizes(struct bench_opts *o, const char *list);
 void bench_default_sizes(struct bench_opts *o, size_t max, bool thresholds);
+/* Writes a byte of every cache line of len bytes of buf, as -W does. */
+void bench_rewrite(char *buf, size_t len);
 /*
  * Reads a byte of every cache line of len bytes from buf, as a consumer of
  * the data would; returns their sum, so that the reads are not elided.

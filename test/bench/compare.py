@@ -118,16 +118,15 @@ class Runner:
         return [l for l in out.splitlines() if l and not l.startswith("#")]
 
 
+def buffer_flags(args):
+    """What every program, copy_floor too, does to its message buffers."""
+    return [flag for flag, on in (("-H", args.huge), ("-W", args.rewrite),
+                                  ("-R", args.read)) if on]
+
+
 def floor_argv(args):
-    argv = [os.path.join(BENCH_DIR, "copy_floor"), "-r", "1", "-s",
-            args.sizes or FLOOR_SIZES]
-    if args.huge:
-        argv.append("-H")
-    if args.rewrite:
-        argv.append("-W")
-    if args.read:
-        argv.append("-R")
-    return argv
+    return [os.path.join(BENCH_DIR, "copy_floor"), "-r", "1", "-s",
+            args.sizes or FLOOR_SIZES] + buffer_flags(args)
 
 
 def bench_argv(args, bench, provs):
@@ -141,12 +140,7 @@ def bench_argv(args, bench, provs):
         argv.append("-a")
     if args.bind and bench != "incast":
         argv.append("-b")
-    if args.huge:
-        argv.append("-H")
-    if args.rewrite:
-        argv.append("-W")
-    if args.read:
-        argv.append("-R")
+    argv += buffer_flags(args)
     if bench in ("latency", "bandwidth") and args.sizes:
         argv += ["-s", args.sizes]
     if bench == "incast":

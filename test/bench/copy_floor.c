@@ -79,11 +79,13 @@ static void *map_shared(size_t len)
 }
 
 /*
- * On a 2 MiB boundary, so that -H can give it huge pages, and untouched:
- * each process touches its own pages after the fork, since pages shared
+ * On a 2 MiB boundary, so that -H can give it huge pages, in whole ones
+ * (the kernel leaves a part of one on 4 KiB pages), and untouched: each
+ * process touches its own pages after the fork, since pages shared
  * copy-on-write would be split into small ones at the first write.
+ * bench_start's buffers come after its fork; these must come before, at
+ * the same address in both processes.
  */
-/* Whole huge pages with huge: the kernel leaves a part of one on 4 KiB. */
 static void *map_private(size_t len, bool huge)
 {
 	size_t huge_page = 2u << 20;
@@ -125,12 +127,6 @@ static void wait_for(_Atomic uint64_t *word, uint64_t value)
 		;
 }
 
-static void rewrite(unsigned char *buf, size_t len)
-{
-	for (size_t i = 0; i < len; i += XSHM_CACHE_LINE)
-		buf[i]++;
-}
-
 /*
  * Bytes [from, to) of the sender's tx into the receiver's rx, by CMA in
  * the split copy's chunks for a message of msg_len bytes.  The buffers
@@ -163,7 +159,7 @@ static void send_msg(struct floor *f, enum method m, size_t len)
 
 	f->splits += by_halves(m);
 	if (f->rewrite)
-		rewrite(tx_of(f, m), len);
+		bench_rewrite((char *) tx_of(f, m), len);
 	if (m == MEMCPY)
 		memcpy(f->shared_rx[to], f->shared_tx[f->rank], len);
 	atomic_store_explicit(&f->sync->posted, msg, memory_order_release);
