@@ -1,4 +1,7 @@
-/* Manual progress: drain the inbound ring, then push queued sends. */
+/*
+ * Manual progress: drain the inbound ring, then push queued sends.  A send
+ * of a large message drains the replies to its earlier ones (send.c).
+ */
 #include "xshm.h"
 
 /*
@@ -37,6 +40,34 @@ int xshm_ep_drain(struct xshm_ep *ep, int budget)
 		xshm_ring_release_n(ring, cells);
 	}
 	return handled;
+}
+
+/* An ack of one of our sends, or an offer to help copy one. */
+static bool is_reply(const struct xshm_cmd *cmd)
+{
+	return cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_OFFER;
+}
+
+/*
+ * The replies at the head of the inbound ring, and nothing from the first
+ * other command on: called from a send, which matches no receive.
+ */
+void xshm_ep_drain_replies(struct xshm_ep *ep)
+{
+	struct xshm_ring_ref *ring = &ep->region.ring;
+	const struct xshm_cmd *cmd;
+
+	for (int handled = 0; handled < XSHM_RX_BUDGET; handled++) {
+		uint32_t cells;
+
+		cmd = xshm_ring_peek(ring);
+		if (!cmd || !is_reply(cmd))
+			return;
+		cells = xshm_rx_handle_cmd(ep, cmd);
+		if (!cells)
+			return;
+		xshm_ring_release_n(ring, cells);
+	}
 }
 
 void xshm_ep_progress(struct xshm_ep *ep)

@@ -11,8 +11,10 @@
  * back, each claiming a chunk in the receiver's header before copying it
  * (shm/scopy/split.h).  A sender that is not in libfabric while the
  * receiver copies claims nothing, and the receiver, once its first chunk
- * is in, pulls all the rest at once.  The receiver completes, and acks,
- * once the sender's claimed chunks are in.
+ * is in, pulls all the rest at once, unless more commands wait in its
+ * ring: then its senders are still sending, and a sender takes up the
+ * offer on its next send (send.c).  The receiver completes, and acks, once
+ * the sender's claimed chunks are in.
  */
 #include <sched.h>
 #include <string.h>
@@ -121,8 +123,21 @@ static int pull_from(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
 }
 
 /*
+ * Whether a command waits behind the one at the head of the ring: the
+ * receiver is behind its senders.  Streaming a computed buffer after
+ * another, a sender gets ahead of a receiver copying alone, and the
+ * further behind the receiver falls, the more of the data it reads has
+ * left the caches; leaving chunks to the sender's next send keeps it close.
+ */
+static bool behind_senders(const struct xshm_ep *ep)
+{
+	return xshm_ring_peek_at(&ep->region.ring, 1) != NULL;
+}
+
+/*
  * The receiver's part: chunks from the front, until none is left; after
- * each, all that is left in one pull if the sender has not joined.
+ * each, all that is left in one pull if the sender has not joined and the
+ * receiver is not behind.
  */
 static int pull_front(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
 		      const struct iovec *remote, size_t nremote, size_t len,
@@ -137,6 +152,8 @@ static int pull_front(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
 		n = chunk_at(chunk, len, &offset);
 		if (!ret)
 			ret = pull_from(ep, msg, remote, nremote, offset, n);
+		if (behind_senders(ep))
+			continue;
 		rest = xshm_split_claim_rest(split, gen, nchunks);
 		if (rest >= 0) {
 			chunk_at(rest, len, &offset);

@@ -667,6 +667,22 @@ static bool takes_whole_path(const struct xshm_ep *ep,
 }
 
 /*
+ * An RTS out, the sender takes up the replies that wait for it: acks, and
+ * the receiver's offer of the previous message, whose copy it then shares
+ * (rts.c).  A sender that streams large messages, computing each one, is
+ * in libfabric only to send; without this it would leave every copy to a
+ * receiver that, falling behind, reads data that has left the caches.
+ */
+static int finish_rts_or_op(struct xshm_ep *ep, struct xshm_tx_op *op)
+{
+	int ret = finish_op(ep, op, false);
+
+	if (!ret && op->rts)
+		xshm_ep_drain_replies(ep);
+	return ret;
+}
+
+/*
  * Everything but the whole-message path: the message becomes a tx_op,
  * pushed now or queued.  Out of line so that xshm_send's common path does
  * not pay for this one's stack frame.
@@ -686,7 +702,7 @@ send_op(struct xshm_ep *ep, struct xshm_av_entry *peer, uint8_t kind,
 		return (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?
 		       -FI_EAGAIN : queue_op(ep, &op);
 	if (push_op(ep, &peer->peer, &op))
-		return finish_op(ep, &op, false);
+		return finish_rts_or_op(ep, &op);
 	if (!op.started && total <= XSHM_BUF_SIZE)
 		return no_room(ep, peer);
 	return queue_op(ep, &op);

@@ -624,6 +624,7 @@ ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 		  uint64_t ignore, void *context, uint64_t flags);
 void xshm_ep_progress(struct xshm_ep *ep);
 int xshm_ep_drain(struct xshm_ep *ep, int budget);
+void xshm_ep_drain_replies(struct xshm_ep *ep);
 void xshm_tx_progress(struct xshm_ep *ep);
 ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context);
 void xshm_tx_abort_all(struct xshm_ep *ep);

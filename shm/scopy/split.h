@@ -58,7 +58,9 @@ long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
  * sender has begun, none is left, or the claims are of another generation.
  * A sender that has not joined by the time the receiver's first chunk is
  * in is busy elsewhere; one call for the rest costs less than a call per
- * chunk, and the receiver then waits for no late claim.
+ * chunk, and the receiver then waits for no late claim.  A receiver that
+ * has more commands waiting does not ask: its senders are still sending
+ * (prov/xshm/rts.c).
  */
 long xshm_split_claim_rest(struct xshm_split *split, uint32_t gen,
 			   size_t nchunks);

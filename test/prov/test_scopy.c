@@ -13,11 +13,13 @@
  * truncation, among them split copies whose length (and truncated length)
  * is not a multiple of a chunk, with the sender polling throughout; a
  * polling sender that pushes part of a 32 MiB message, seen in the claims of
- * the receiver's region header; a sender that exits, unmaps its buffers, or
- * closes its endpoint before the pull; FI_XSHM_CMA=0 (bounce buffers
- * instead); a moved threshold; the choice by pages, where this kernel gives
- * huge pages; ordering across protocols; FI_PEEK | FI_CLAIM of a held RTS;
- * FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
+ * the receiver's region header; a sender's next large send that pushes part
+ * of its previous message; a receiver with a command waiting behind the one
+ * it copies that leaves chunks to its sender; a sender that exits, unmaps
+ * its buffers, or closes its endpoint before the pull; FI_XSHM_CMA=0
+ * (bounce buffers instead); a moved threshold; the choice by pages, where
+ * this kernel gives huge pages; ordering across protocols; FI_PEEK |
+ * FI_CLAIM of a held RTS; FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
  *
  * Which protocol carried an unexpected message is observed from the sender:
  * through bounce buffers its send completes while the receive is not yet
@@ -682,6 +684,224 @@ START_TEST(scopy_sleeping_sender_leaves_the_whole_copy_to_the_receiver)
 }
 END_TEST
 
+/* ---- a sender streaming large messages shares their copies ---- */
+
+#define STREAM_LEN	(32 * MiB + 4097)	/* 17 chunks of 2 MiB */
+#define CLAIM_WAIT_MS	5000
+
+/* What the receiving child receives: n messages, tags TAG + i. */
+struct rx_order {
+	int n;
+	size_t len[3];
+	uint64_t seed;
+};
+
+/* Receives o's messages; the first is posted before the parent's go. */
+static uint64_t rx_order_run(struct xt_ep *x, int sock, const struct rx_order *o)
+{
+	unsigned char *buf[3];
+	uint64_t intact = 0;
+	struct xt_comp c;
+
+	for (int i = 0; i < o->n; i++)
+		buf[i] = xt_alloc(o->len[i]);
+	xt_post_recv(x, true, buf[0], o->len[0], FI_ADDR_UNSPEC, TAG, 0, buf[0]);
+	xt_send_u64(sock, 0);
+	xt_wait_progress(sock, x);
+	for (int i = 1; i < o->n; i++)
+		xt_post_recv(x, true, buf[i], o->len[i], FI_ADDR_UNSPEC, TAG + i, 0, buf[i]);
+	for (int done = 0; done < o->n; done++) {
+		int i;
+
+		xt_expect_comp(x->rx, x->tx, &c);
+		for (i = 0; i < o->n - 1 && c.e.op_context != buf[i]; i++)
+			;
+		if (c.e.op_context == buf[i] && c.e.len == o->len[i] &&
+		    xt_mismatch(buf[i], o->len[i], o->seed + i, 0) < 0)
+			intact++;
+	}
+	for (int i = 0; i < o->n; i++)
+		free(buf[i]);
+	return intact;
+}
+
+/* The receiving child: tells its endpoint id, then runs orders. */
+static void rx_child(int sock, void *arg)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct rx_order o;
+	struct xt_ep x;
+
+	(void)arg;
+	xt_open(&x, &cfg);
+	xt_exchange(&x, sock);
+	xt_send_u64(sock, xt_ep_id(&x));
+	for (;;) {
+		xt_read_progress(sock, &o, sizeof(o), &x);
+		if (!o.n)
+			break;
+		xt_send_u64(sock, rx_order_run(&x, sock, &o));
+	}
+	xt_close(&x);
+}
+
+/* We send to an rx_child, whose region we watch. */
+struct stream_rig {
+	struct xt_ep x;
+	struct xt_child rx;
+	fi_addr_t fa;
+	struct xshm_region receiver;
+	unsigned char *buf[3];
+};
+
+static void stream_rig_start(struct stream_rig *r, const struct rx_order *o)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+
+	xt_spawn(&r->rx, rx_child, NULL);
+	xt_open(&r->x, &cfg);
+	r->fa = xt_exchange(&r->x, r->rx.sock);
+	XT_ASSERT_RC(xshm_region_open(&r->receiver, xt_recv_u64(r->rx.sock)), 0);
+	for (int i = 0; i < o->n; i++) {
+		r->buf[i] = xt_alloc(o->len[i]);
+		xt_fill(r->buf[i], o->len[i], o->seed + i, 0);
+	}
+}
+
+static void stream_rig_stop(struct stream_rig *r, const struct rx_order *o)
+{
+	struct rx_order end = { 0 };
+
+	xt_write_bytes(r->rx.sock, &end, sizeof(end));
+	xt_join(&r->rx);
+	xshm_region_close(&r->receiver);
+	xt_close(&r->x);
+	for (int i = 0; i < o->n; i++)
+		free(r->buf[i]);
+}
+
+static uint32_t split_gen(const struct xshm_region *receiver)
+{
+	return (uint32_t)(atomic_load(&receiver->hdr->split.claims) >> 32);
+}
+
+/*
+ * Waits, without a call into libfabric, until the receiver has claimed at
+ * least front chunks of a split copy of another generation than gen.
+ */
+static struct split_claims wait_front_claims(const struct xshm_region *receiver,
+					      uint32_t gen, size_t front)
+{
+	uint64_t end = xt_now_ms() + CLAIM_WAIT_MS;
+	struct split_claims claims;
+
+	for (;;) {
+		claims = split_claims(receiver);
+		if (split_gen(receiver) != gen && claims.front >= front)
+			return claims;
+		XT_ASSERT(xt_now_ms() < end, "the receiver claimed %zu chunks in %d ms",
+			  claims.front, CLAIM_WAIT_MS);
+	}
+}
+
+/* A send that must go out at once: a retry would progress. */
+static void send_now(struct stream_rig *r, int i, size_t len)
+{
+	ssize_t rc = fi_tsend(r->x.ep, r->buf[i], len, NULL, r->fa, TAG + i, r->buf[i]);
+
+	XT_ASSERT(rc == 0, "fi_tsend of %zu bytes: %zd (%s)", len, rc, xt_strerror(rc));
+}
+
+/* Lets the child post the rest and finish; checks both ends. */
+static void stream_order_done(struct stream_rig *r, const struct rx_order *o)
+{
+	struct xt_comp c;
+	uint64_t intact;
+
+	xt_signal(r->rx.sock, 1);
+	intact = xt_recv_u64_progress(r->rx.sock, &r->x);
+	XT_ASSERT(intact == (uint64_t)o->n, "%llu of %d messages arrived intact",
+		  (unsigned long long)intact, o->n);
+	for (int i = 0; i < o->n; i++) {
+		xt_expect_comp(r->x.tx, r->x.rx, &c);
+		XT_ASSERT(c.e.flags & FI_SEND, "send completion flags 0x%llx",
+			  (unsigned long long)c.e.flags);
+	}
+}
+
+/*
+ * A sender that calls into libfabric only to send, as one streaming
+ * computed buffers does, shares the copy of its previous message in its
+ * next large send: that send takes up the receiver's offer (send.c).  We
+ * send a large message and a short one, which keeps the receiver from
+ * taking all the rest of the first after its first chunk (the next test);
+ * once it has claimed that chunk, we send a large one, and find chunks of
+ * the first pushed when that send returns, with no other call in between.
+ */
+START_TEST(scopy_next_large_send_shares_the_copy_of_the_previous)
+{
+	const struct rx_order o = { 3, { STREAM_LEN, 64, STREAM_LEN }, 0x5e9d };
+	const size_t nchunks = xshm_split_chunks(STREAM_LEN);
+	struct split_claims claims = { 0 };
+	struct stream_rig r;
+	int tries;
+
+	stream_rig_start(&r, &o);
+	for (tries = 0; tries < SPLIT_TRIES && !claims.back; tries++) {
+		uint32_t gen = split_gen(&r.receiver);
+
+		xt_write_bytes(r.rx.sock, &o, sizeof(o));
+		xt_recv_u64(r.rx.sock);
+		send_now(&r, 0, o.len[0]);
+		send_now(&r, 1, o.len[1]);
+		wait_front_claims(&r.receiver, gen, 1);
+		send_now(&r, 2, o.len[2]);
+		claims = split_claims(&r.receiver);
+		XT_ASSERT(claims.front + claims.back <= nchunks, "%zu + %zu chunks of %zu",
+			  claims.front, claims.back, nchunks);
+		stream_order_done(&r, &o);
+	}
+	XT_ASSERT(claims.back > 0, "no send pushed a chunk of the message before "
+		  "it in %d tries", tries);
+	stream_rig_stop(&r, &o);
+}
+END_TEST
+
+/*
+ * A receiver with another command waiting behind the message it copies is
+ * behind a sender that is still sending: past its first chunk it does not
+ * take the rest, but leaves chunks to the sender's next call.  Here the
+ * command behind is a short message, and the next call a poll of our CQ
+ * once the receiver has claimed two chunks.
+ */
+START_TEST(scopy_receiver_behind_its_sender_leaves_it_chunks)
+{
+	const struct rx_order o = { 2, { STREAM_LEN, 64 }, 0xbe41 };
+	struct split_claims claims = { 0 }, seen;
+	struct stream_rig r;
+	int tries;
+
+	stream_rig_start(&r, &o);
+	for (tries = 0; tries < SPLIT_TRIES && !claims.back; tries++) {
+		uint32_t gen = split_gen(&r.receiver);
+
+		xt_write_bytes(r.rx.sock, &o, sizeof(o));
+		xt_recv_u64(r.rx.sock);
+		send_now(&r, 0, o.len[0]);
+		send_now(&r, 1, o.len[1]);
+		seen = wait_front_claims(&r.receiver, gen, 2);
+		xt_progress(&r.x);
+		claims = split_claims(&r.receiver);
+		XT_ASSERT(seen.front < xshm_split_chunks(STREAM_LEN) || !claims.back,
+			  "pushed after the receiver took every chunk");
+		stream_order_done(&r, &o);
+	}
+	XT_ASSERT(claims.back > 0, "the receiver left no chunk to its sender in %d "
+		  "tries", tries);
+	stream_rig_stop(&r, &o);
+}
+END_TEST
+
 /* ---- the sender's buffers are gone when the receiver pulls ---- */
 
 #define GONE_SIZE	MiB
@@ -1173,6 +1393,8 @@ static Suite *scopy_suite(void)
 	tcase_set_timeout(split, 60);
 	tcase_add_test(split, scopy_polling_sender_pushes_the_back_of_a_split_copy);
 	tcase_add_test(split, scopy_sleeping_sender_leaves_the_whole_copy_to_the_receiver);
+	tcase_add_test(split, scopy_next_large_send_shares_the_copy_of_the_previous);
+	tcase_add_test(split, scopy_receiver_behind_its_sender_leaves_it_chunks);
 	suite_add_tcase(s, split);
 
 	tcase_set_timeout(fail, 60);
