@@ -1,6 +1,6 @@
 /*
  * Bounce buffers or the single copy, for messages larger than
- * FI_XSHM_SCOPY_HUGE_MIN and at most FI_XSHM_SCOPY_THRESHOLD (512 KiB to
+ * FI_XSHM_SCOPY_HUGE_MIN and at most FI_XSHM_SCOPY_THRESHOLD (256 KiB to
  * 4 MiB by default): the single copy when the buffers of both sides lie
  * on huge pages, where it costs half as much as on 4 KiB pages
  * (shm/scopy/huge.h).

@@ -61,7 +61,7 @@
 /* Measured defaults (fi_xshm.7): larger messages take the single copy... */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20)
 /* ... and larger than this, when both sides' buffers are on huge pages. */
-#define XSHM_SCOPY_HUGE_MIN	(512 << 10)
+#define XSHM_SCOPY_HUGE_MIN	(256 << 10)
 /*
  * Measured default: every message a run of cells can carry, three 2 KiB
  * cells.  Against a bounce buffer (with the sender's spare ready), side by

@@ -5,7 +5,7 @@
  * complete.  From 2 chunks up (shm/scopy/split.h) the copy is split: the
  * receiver pulls chunks from the front (process_vm_readv) while the sender,
  * if it polls, pushes chunks from the back (process_vm_writev).  From
- * 512 KiB to the threshold, messages take it when the buffers of both
+ * 256 KiB to the threshold, messages take it when the buffers of both
  * sides lie on huge pages.
  *
  * Covered: sizes around the threshold, expected and unexpected, tagged and
@@ -1190,7 +1190,7 @@ END_TEST
 /* ---- bounce buffers or single copy by the pages (prov/xshm/large_path.c) ---- */
 
 /*
- * Messages larger than FI_XSHM_SCOPY_HUGE_MIN (512 KiB by default) and at
+ * Messages larger than FI_XSHM_SCOPY_HUGE_MIN (256 KiB by default) and at
  * most the threshold take the single copy when the sender's buffers lie on
  * huge pages and the receiver's region says the buffers of its latest such
  * message did; bounce buffers otherwise.  The receiver says so once such a
@@ -1243,13 +1243,13 @@ START_TEST(sizes_by_pages_take_the_single_copy_when_both_sides_are_huge)
 }
 END_TEST
 
-/* 512 KiB is the default FI_XSHM_SCOPY_HUGE_MIN: larger messages only. */
-START_TEST(sizes_by_pages_start_above_512_kib)
+/* 256 KiB is the default FI_XSHM_SCOPY_HUGE_MIN: larger messages only. */
+START_TEST(sizes_by_pages_start_above_256_kib)
 {
 	static const struct pages_step steps[] = {
-		{ 512 * KiB + 1, true, true, EARLY_DONE, "above 512 KiB, not said yet" },
-		{ 512 * KiB - 64, true, true, EARLY_DONE, "512 KiB" },
-		{ 512 * KiB + 1 - 128, true, true, EARLY_HELD, "above 512 KiB" },
+		{ 256 * KiB + 1, true, true, EARLY_DONE, "above 256 KiB, not said yet" },
+		{ 256 * KiB - 64, true, true, EARLY_DONE, "256 KiB" },
+		{ 256 * KiB + 1 - 128, true, true, EARLY_HELD, "above 256 KiB" },
 	};
 
 	pages_steps(steps, N(steps), 0x3100);
@@ -1420,7 +1420,7 @@ static Suite *scopy_suite(void)
 	if (test_huge_pages_usable("test_scopy")) {
 		tcase_set_timeout(pages, 60);
 		tcase_add_test(pages, sizes_by_pages_take_the_single_copy_when_both_sides_are_huge);
-		tcase_add_test(pages, sizes_by_pages_start_above_512_kib);
+		tcase_add_test(pages, sizes_by_pages_start_above_256_kib);
 		tcase_add_test(pages, scopy_huge_min_at_the_threshold_keeps_bounce_buffers);
 		suite_add_tcase(s, pages);
 	}
