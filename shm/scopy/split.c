@@ -26,8 +26,29 @@ void xshm_split_start(struct xshm_split *split, uint32_t gen)
 			      memory_order_release);
 }
 
-long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
-		      bool front)
+enum claim_kind { CLAIM_FRONT, CLAIM_BACK, CLAIM_REST };
+
+/* The claims word once kind has claimed from it. */
+static uint64_t claimed(uint64_t claims, uint32_t gen, size_t nchunks,
+			enum claim_kind kind)
+{
+	switch (kind) {
+	case CLAIM_FRONT:
+		return claims + (1ull << CHUNK_BITS);
+	case CLAIM_BACK:
+		return claims + 1;
+	default:
+		return (uint64_t) gen << 32 | (uint64_t) nchunks << CHUNK_BITS;
+	}
+}
+
+/*
+ * One compare-and-swap loop for every kind of claim: each fails on another
+ * generation or when nothing is left, and the rest also once the back has
+ * claimed.  Returns the index of the (first) chunk claimed, or -1.
+ */
+static long claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
+		  enum claim_kind kind)
 {
 	uint64_t claims = atomic_load_explicit(&split->claims,
 					       memory_order_acquire);
@@ -36,41 +57,31 @@ long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
 		return -1;
 	for (;;) {
 		size_t taken_front = front_of(claims), taken_back = back_of(claims);
-		uint64_t next = claims + (front ? 1ull << CHUNK_BITS : 1);
+		uint64_t next = claimed(claims, gen, nchunks, kind);
 
-		if (gen_of(claims) != gen || taken_front + taken_back >= nchunks)
+		if (gen_of(claims) != gen ||
+		    taken_front + taken_back >= nchunks ||
+		    (kind == CLAIM_REST && taken_back))
 			return -1;
 		if (atomic_compare_exchange_weak_explicit(&split->claims,
 							  &claims, next,
 							  memory_order_acq_rel,
 							  memory_order_acquire))
-			return (long) (front ? taken_front :
-				       nchunks - 1 - taken_back);
+			return (long) (kind == CLAIM_BACK ?
+				       nchunks - 1 - taken_back : taken_front);
 	}
+}
+
+long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
+		      bool front)
+{
+	return claim(split, gen, nchunks, front ? CLAIM_FRONT : CLAIM_BACK);
 }
 
 long xshm_split_claim_rest(struct xshm_split *split, uint32_t gen,
 			   size_t nchunks)
 {
-	uint64_t claims = atomic_load_explicit(&split->claims,
-					       memory_order_acquire);
-
-	if (nchunks > XSHM_SPLIT_CHUNKS_MAX)
-		return -1;
-	for (;;) {
-		size_t taken_front = front_of(claims);
-		uint64_t all = (uint64_t) gen << 32 |
-			       (uint64_t) nchunks << CHUNK_BITS;
-
-		if (gen_of(claims) != gen || back_of(claims) ||
-		    taken_front >= nchunks)
-			return -1;
-		if (atomic_compare_exchange_weak_explicit(&split->claims,
-							  &claims, all,
-							  memory_order_acq_rel,
-							  memory_order_acquire))
-			return (long) taken_front;
-	}
+	return claim(split, gen, nchunks, CLAIM_REST);
 }
 
 void xshm_split_pushed(struct xshm_split *split, bool failed)
