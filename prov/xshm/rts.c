@@ -18,9 +18,9 @@
  */
 #include <sched.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "xshm.h"
+#include "shm/proc.h"
 #include "shm/scopy/split.h"
 
 #define SPIN_BEFORE_YIELD	4096
@@ -48,7 +48,7 @@ static size_t chunk_at(long chunk, size_t len, size_t *offset)
 static bool offer_iov(const struct fi_peer_rx_entry *entry, size_t len,
 		      struct xshm_rts *offer)
 {
-	offer->pid = getpid();
+	offer->pid = xshm_proc_self();
 	offer->iov_count = 0;
 	for (size_t i = 0; i < entry->count && len; i++) {
 		size_t take = entry->iov[i].iov_len < len ?
@@ -187,7 +187,8 @@ int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 		return -ESRCH;
 	gen = ++ep->split_gen;
 	xshm_split_start(&ep->region.hdr->split, gen);
-	if (!(msg->cmd_flags & XSHM_CMD_PUSH) || msg->rts.pid == getpid() ||
+	if (!(msg->cmd_flags & XSHM_CMD_PUSH) ||
+	    msg->rts.pid == xshm_proc_self() ||
 	    xshm_split_chunks(len) < 2 ||
 	    xshm_split_chunks(len) > XSHM_SPLIT_CHUNKS_MAX ||
 	    !push_offer(ep, sender, msg, len, gen))

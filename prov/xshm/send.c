@@ -13,9 +13,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "xshm.h"
+#include "shm/proc.h"
 
 /* The command header of one of op's cells. */
 static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
@@ -90,7 +90,7 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 		return false;
 	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_RTS, 0, sizeof(*rts));
 	rts = (struct xshm_rts *) cmd->data;
-	rts->pid = getpid();
+	rts->pid = xshm_proc_self();
 	rts->iov_count = (uint32_t) op->iov_count;
 	for (size_t i = 0; i < op->iov_count; i++) {
 		rts->iov[i].base = (uintptr_t) op->iov[i].iov_base;

@@ -1,10 +1,12 @@
 /* See huge.h for why the page size matters and how it is read. */
+#include <assert.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "huge.h"
+#include "shm/proc.h"
 
 /* The PAGEMAP_SCAN interface of Linux 6.7, which older headers lack. */
 struct xshm_pm_scan_arg {
@@ -29,7 +31,7 @@ static pid_t pagemap_pid;
 
 static int pagemap(void)
 {
-	pid_t pid = getpid();
+	pid_t pid = xshm_proc_self();
 	int fd;
 
 	pthread_mutex_lock(&pagemap_lock);
@@ -98,17 +100,57 @@ bool xshm_huge_pages(const struct iovec *iov, size_t count, size_t len)
 	return total && 2 * huge >= total;
 }
 
+#define SLOT_BITS	7
+static_assert(XSHM_HUGE_MEMO_SLOTS == 1u << SLOT_BITS, "memo slots");
+
+/*
+ * The two slots buffer base may sit in: two fields of its Fibonacci hash,
+ * which spreads buffers a fixed stride apart, as a window of sends uses.
+ */
+static void memo_slots(struct xshm_huge_memo *memo, uintptr_t base,
+		       struct xshm_huge_memo_slot *slots[2])
+{
+	uint64_t hash = (uint64_t) base * 0x9e3779b97f4a7c15ULL;
+
+	slots[0] = &memo->slot[hash >> (64 - SLOT_BITS)];
+	slots[1] = &memo->slot[(hash >> (64 - 2 * SLOT_BITS)) &
+			       (XSHM_HUGE_MEMO_SLOTS - 1)];
+}
+
+static bool holds(const struct xshm_huge_memo_slot *slot, uintptr_t base,
+		  size_t len)
+{
+	return slot->base == base && slot->len == len;
+}
+
+/* The slot that holds base and len, or the one to put them in. */
+static struct xshm_huge_memo_slot *memo_find(struct xshm_huge_memo *memo,
+					     uintptr_t base, size_t len)
+{
+	struct xshm_huge_memo_slot *slots[2];
+
+	memo_slots(memo, base, slots);
+	if (holds(slots[0], base, len))
+		return slots[0];
+	if (holds(slots[1], base, len))
+		return slots[1];
+	/* unsigned difference: the clock may wrap */
+	return memo->clock - slots[0]->used_at >= memo->clock - slots[1]->used_at ?
+	       slots[0] : slots[1];
+}
+
 bool xshm_huge_pages_memo(struct xshm_huge_memo *memo,
 			  const struct iovec *iov, size_t count, size_t len)
 {
 	uintptr_t base = count ? (uintptr_t) iov[0].iov_base : 0;
+	struct xshm_huge_memo_slot *slot = memo_find(memo, base, len);
 
-	if (memo->base != base || memo->len != len ||
-	    ++memo->uses >= XSHM_HUGE_MEMO_USES) {
-		memo->base = base;
-		memo->len = len;
-		memo->uses = 0;
-		memo->huge = xshm_huge_pages(iov, count, len);
+	slot->used_at = ++memo->clock;
+	if (!holds(slot, base, len) || ++slot->uses >= XSHM_HUGE_MEMO_USES) {
+		slot->base = base;
+		slot->len = len;
+		slot->uses = 0;
+		slot->huge = xshm_huge_pages(iov, count, len);
 	}
-	return memo->huge;
+	return slot->huge;
 }

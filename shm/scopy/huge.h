@@ -26,6 +26,13 @@
 
 /* A memo's answer is asked for again after this many uses. */
 #define XSHM_HUGE_MEMO_USES	64
+/*
+ * Buffers a memo remembers.  A stream of sends from buffers of their own
+ * (a window of 64, as test/bench/bandwidth -W keeps) would otherwise ask
+ * the kernel on every send, about 1 us a message of 256 KiB: each buffer
+ * may sit in either of two slots, and of 64 buffers few then share both.
+ */
+#define XSHM_HUGE_MEMO_SLOTS	128
 
 /*
  * Whether at least half of the first len bytes of iov lie on huge pages;
@@ -34,18 +41,24 @@
 bool xshm_huge_pages(const struct iovec *iov, size_t count, size_t len);
 
 /*
- * The answer for the buffer asked about last, where the same buffer (its
- * first address and len) comes back, as an application's buffers for
- * large messages do: the kernel is asked on a new buffer and on every
+ * The answers for the buffers asked about last, where the same buffers
+ * (first address and len) come back, as an application's buffers for large
+ * messages do: the kernel is asked on a new buffer and on every
  * XSHM_HUGE_MEMO_USES-th use of one, so that a buffer freed and mapped
- * again at the same address on other pages is noticed.  Zeroed, it holds
- * nothing.
+ * again at the same address on other pages is noticed.  A new buffer takes
+ * the less recently used of its two slots.  Zeroed, it holds nothing.
  */
-struct xshm_huge_memo {
+struct xshm_huge_memo_slot {
 	uintptr_t base;
 	size_t len;
-	uint32_t uses;
+	uint32_t uses;		/* since the kernel was asked */
+	uint32_t used_at;	/* the memo's clock at the last use */
 	bool huge;
+};
+
+struct xshm_huge_memo {
+	uint32_t clock;
+	struct xshm_huge_memo_slot slot[XSHM_HUGE_MEMO_SLOTS];
 };
 
 bool xshm_huge_pages_memo(struct xshm_huge_memo *memo,
