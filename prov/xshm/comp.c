@@ -45,12 +45,14 @@ void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,
 	/* Without FI_SOURCE no source is reported (fi_peer(3) asks for this). */
 	if (!(ep->caps & FI_SOURCE))
 		src = FI_ADDR_NOTAVAIL;
+	ep->rx_reported++;
 	report(ep->rx_cq, ep->rx_cntr, context, flags, len, buf, data, tag,
 	       src, cq_entry);
 }
 
 void xshm_report_rx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err)
 {
+	ep->rx_reported++;
 	report_err(ep->rx_cq, ep->rx_cntr, err);
 }
 
@@ -59,6 +61,7 @@ void xshm_report_rx_entry(struct xshm_ep *ep,
 			  const struct fi_peer_rx_entry *entry, uint64_t flags,
 			  size_t len, uint64_t data, uint64_t tag)
 {
+	ep->rx_reported++;
 	report(ep->rx_cq, ep->rx_cntr, entry->context, flags, len,
 	       entry->count ? entry->iov[0].iov_base : NULL, data, tag,
 	       ep->caps & FI_SOURCE ? entry->addr : FI_ADDR_NOTAVAIL,

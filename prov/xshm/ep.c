@@ -354,6 +354,7 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	xshm_dlist_init(&ep->tx_wait_ack);
 	xshm_dlist_init(&ep->acks_out);
 	xshm_doorbell_init(&ep->doorbell);
+	ep->large_sent.dest = FI_ADDR_NOTAVAIL;
 	if (init_address(ep, info) ||
 	    xshm_auth_info_digest(info, &ep->auth_digest)) {
 		free(ep);

@@ -47,9 +47,16 @@ static void define_params(void)
 	fi_param_define(&xshm_prov, "scopy_huge_min", FI_PARAM_SIZE_T,
 		"Messages larger than this many bytes, up to scopy_threshold, "
 		"take the single copy when the buffers of both sides lie on "
-		"huge pages, and bounce buffers otherwise (default: %zu; "
-		"scopy_threshold or more: always bounce buffers).",
+		"huge pages, and bounce buffers otherwise, when sent alone "
+		"(default: %zu; scopy_threshold or more: lone sends always "
+		"bounce).",
 		(size_t) XSHM_SCOPY_HUGE_MIN);
+	fi_param_define(&xshm_prov, "scopy_huge_stream_min", FI_PARAM_SIZE_T,
+		"What scopy_huge_min is for a lone send, for a send in a "
+		"stream: one to the receiver of the endpoint's previous "
+		"send of such a size, with no receive completed since "
+		"(default: %zu).",
+		(size_t) XSHM_SCOPY_HUGE_STREAM_MIN);
 	fi_param_define(&xshm_prov, "cells_threshold", FI_PARAM_SIZE_T,
 		"Messages of more than one cell and at most this many bytes "
 		"travel in consecutive ring cells rather than a bounce buffer; "
@@ -153,6 +160,9 @@ static void xshm_read_params(void)
 						 XSHM_SCOPY_THRESHOLD, SIZE_MAX);
 	xshm_params.scopy_huge_min = param_size("scopy_huge_min",
 						XSHM_SCOPY_HUGE_MIN, SIZE_MAX);
+	xshm_params.scopy_huge_stream_min =
+		param_size("scopy_huge_stream_min", XSHM_SCOPY_HUGE_STREAM_MIN,
+			   SIZE_MAX);
 	xshm_params.cells_threshold = param_size("cells_threshold",
 						 XSHM_CELLS_THRESHOLD,
 						 XSHM_CELLS_MSG_MAX);

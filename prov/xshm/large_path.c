@@ -1,8 +1,9 @@
 /*
  * Bounce buffers or the single copy, for messages larger than
- * FI_XSHM_SCOPY_HUGE_MIN and at most FI_XSHM_SCOPY_THRESHOLD (256 KiB to
- * 4 MiB by default): the single copy when the buffers of both sides lie
- * on huge pages, where it costs half as much as on 4 KiB pages
+ * FI_XSHM_SCOPY_HUGE_MIN (FI_XSHM_SCOPY_HUGE_STREAM_MIN for a send in a
+ * stream, send.c) and at most FI_XSHM_SCOPY_THRESHOLD (512 KiB, 128 KiB
+ * and 4 MiB by default): the single copy when the buffers of both sides
+ * lie on huge pages, where it costs half as much as on 4 KiB pages
  * (shm/scopy/huge.h).
  *
  * A receiver learns the pages under the buffers of each such message it

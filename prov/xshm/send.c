@@ -429,13 +429,37 @@ static bool is_pulled(const struct xshm_ep *ep, const struct xshm_region *peer,
 	return total > xshm_params.scopy_threshold && can_pull(ep, peer, flags);
 }
 
+/*
+ * Whether a send of a size the pages choose for joins a stream rather
+ * than stands alone: the endpoint's latest such send went to the same
+ * receiver, and no receive has completed since.  In a ping-pong the reply
+ * comes in between; in a halo exchange the receivers alternate.  A lone send on huge pages bounces up to a
+ * larger size than one in a stream (fi_xshm.7): bounce buffers, both
+ * processes copying at once and the data left in the receiver's cache,
+ * give the lower latency there, where the single copy gives a stream more
+ * bandwidth.
+ */
+static bool joins_stream(struct xshm_ep *ep, fi_addr_t dest)
+{
+	bool stream = ep->large_sent.dest == dest &&
+		      ep->large_sent.rx_reported == ep->rx_reported;
+
+	ep->large_sent.dest = dest;
+	ep->large_sent.rx_reported = ep->rx_reported;
+	return stream;
+}
+
 /* Messages of the sizes the pages choose for (large_path.c). */
 static bool chooses_split(struct xshm_ep *ep, const struct xshm_region *peer,
 			  const struct iovec *iov, size_t count, size_t total,
-			  uint64_t flags)
+			  fi_addr_t dest, uint64_t flags)
 {
-	return xshm_scopy_by_pages(total) && can_pull(ep, peer, flags) &&
-	       xshm_tx_large_pages(ep, peer, iov, count, total);
+	if (!can_pull(ep, peer, flags) ||
+	    (!xshm_scopy_by_pages(total, false) &&
+	     !xshm_scopy_by_pages(total, true)) ||
+	    !xshm_scopy_by_pages(total, joins_stream(ep, dest)))
+		return false;
+	return xshm_tx_large_pages(ep, peer, iov, count, total);
 }
 
 static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
@@ -456,7 +480,7 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	op->ack_id = 0;
 	op->total = total;
 	op->rts = is_pulled(ep, peer, total, flags) ||
-		  chooses_split(ep, peer, iov, count, total, flags);
+		  chooses_split(ep, peer, iov, count, total, dest, flags);
 	if (op->rts)
 		op->cmd_flags |= XSHM_CMD_PUSH;
 	op->cells = !op->rts && total > XSHM_INLINE_MAX &&

@@ -60,8 +60,10 @@
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 /* Measured defaults (fi_xshm.7): larger messages take the single copy... */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20)
-/* ... and larger than this, when both sides' buffers are on huge pages. */
-#define XSHM_SCOPY_HUGE_MIN	(256 << 10)
+/* ... and larger than this, when both sides' buffers are on huge pages... */
+#define XSHM_SCOPY_HUGE_MIN	(512 << 10)
+/* ... or than this, for a send in a stream (send.c). */
+#define XSHM_SCOPY_HUGE_STREAM_MIN	(128 << 10)
 /*
  * Measured default: every message a run of cells can carry, three 2 KiB
  * cells.  Against a bounce buffer (with the sender's spare ready), side by
@@ -159,6 +161,7 @@ struct xshm_params {
 	bool cma;			/* single copy allowed */
 	size_t scopy_threshold;		/* larger messages: single copy */
 	size_t scopy_huge_min;		/* larger ones, up to the threshold: by pages */
+	size_t scopy_huge_stream_min;	/* the same for a send in a stream */
 	size_t cells_threshold;		/* smaller ones span ring cells */
 	bool numa;			/* regions on the creator's node */
 	bool signal_handlers;		/* unlink our regions on signals */
@@ -172,11 +175,17 @@ struct xshm_params {
 };
 extern struct xshm_params xshm_params;
 
-/* Sizes whose path, pipeline or single copy, the pages choose (large_path.c). */
-static inline bool xshm_scopy_by_pages(size_t total)
+/*
+ * Sizes whose path, pipeline or single copy, the pages choose
+ * (large_path.c): above scopy_huge_min for a lone send, above
+ * scopy_huge_stream_min for a send in a stream (send.c).
+ */
+static inline bool xshm_scopy_by_pages(size_t total, bool in_stream)
 {
-	return total > xshm_params.scopy_huge_min &&
-	       total <= xshm_params.scopy_threshold;
+	size_t min = in_stream ? xshm_params.scopy_huge_stream_min :
+				 xshm_params.scopy_huge_min;
+
+	return total > min && total <= xshm_params.scopy_threshold;
 }
 
 /* Addresses */
@@ -572,6 +581,11 @@ struct xshm_ep {
 	uint32_t split_gen;		/* of the last split copy (rts.c) */
 	/* the pages under its latest large send and receive (large_path.c) */
 	struct xshm_huge_memo tx_pages, rx_pages;
+	uint64_t rx_reported;		/* receive completions, errors too */
+	struct xshm_large_sent {	/* send.c: its latest send by pages */
+		fi_addr_t dest;
+		uint64_t rx_reported;	/* the endpoint's count then */
+	} large_sent;
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
 	struct xshm_spare {		/* spare.c */
 		uint64_t mapping_id;	/* of the receiver's region */

@@ -1,6 +1,6 @@
 /*
  * Whether buffers lie on huge pages, which decides between bounce buffers
- * and the single copy for messages of 256 KiB to 4 MiB
+ * and the single copy for messages of 128 KiB to 4 MiB
  * (prov/xshm/large_path.c).
  *
  * The single copy makes the kernel pin every page it touches, so it costs

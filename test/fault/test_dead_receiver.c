@@ -241,6 +241,7 @@ int main(void)
 
 	/* (a) counts on its 1 MiB sends taking bounce buffers, never a probe */
 	setenv("FI_XSHM_SCOPY_HUGE_MIN", "4194304", 1);
+	setenv("FI_XSHM_SCOPY_HUGE_STREAM_MIN", "4194304", 1);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, sends_pending_towards_a_killed_receiver_fail_with_eio);
 	tcase_add_test(tc, pulled_send_towards_a_killed_receiver_fails_with_eio);

@@ -5,8 +5,8 @@
  * complete.  From 2 chunks up (shm/scopy/split.h) the copy is split: the
  * receiver pulls chunks from the front (process_vm_readv) while the sender,
  * if it polls, pushes chunks from the back (process_vm_writev).  From
- * 256 KiB to the threshold, messages take it when the buffers of both
- * sides lie on huge pages.
+ * 512 KiB to the threshold, messages take it when the buffers of both
+ * sides lie on huge pages, and from 128 KiB in a stream.
  *
  * Covered: sizes around the threshold, expected and unexpected, tagged and
  * untagged; iov shapes with page-unaligned buffers on both sides and
@@ -18,7 +18,8 @@
  * it copies that leaves chunks to its sender; a sender that exits, unmaps
  * its buffers, or closes its endpoint before the pull; FI_XSHM_CMA=0
  * (bounce buffers instead); a moved threshold; the choice by pages, where
- * this kernel gives huge pages; ordering across protocols; FI_PEEK |
+ * this kernel gives huge pages, for lone sends and sends in a stream;
+ * ordering across protocols; FI_PEEK |
  * FI_CLAIM of a held RTS; FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
  *
  * Which protocol carried an unexpected message is observed from the sender:
@@ -694,6 +695,7 @@ struct rx_order {
 	int n;
 	size_t len[3];
 	uint64_t seed;
+	bool huge;		/* into buffers on huge pages */
 };
 
 /* Receives o's messages; the first is posted before the parent's go. */
@@ -701,10 +703,13 @@ static uint64_t rx_order_run(struct xt_ep *x, int sock, const struct rx_order *o
 {
 	unsigned char *buf[3];
 	uint64_t intact = 0;
+	struct segs v[3];
 	struct xt_comp c;
 
-	for (int i = 0; i < o->n; i++)
-		buf[i] = xt_alloc(o->len[i]);
+	for (int i = 0; i < o->n; i++) {
+		segs_alloc(&v[i], 1, &o->len[i], NULL, o->huge);
+		buf[i] = v[i].iov[0].iov_base;
+	}
 	xt_post_recv(x, true, buf[0], o->len[0], FI_ADDR_UNSPEC, TAG, 0, buf[0]);
 	xt_send_u64(sock, 0);
 	xt_wait_progress(sock, x);
@@ -721,7 +726,7 @@ static uint64_t rx_order_run(struct xt_ep *x, int sock, const struct rx_order *o
 			intact++;
 	}
 	for (int i = 0; i < o->n; i++)
-		free(buf[i]);
+		segs_free(&v[i]);
 	return intact;
 }
 
@@ -751,6 +756,7 @@ struct stream_rig {
 	struct xt_child rx;
 	fi_addr_t fa;
 	struct xshm_region receiver;
+	struct segs seg[3];
 	unsigned char *buf[3];
 };
 
@@ -763,7 +769,8 @@ static void stream_rig_start(struct stream_rig *r, const struct rx_order *o)
 	r->fa = xt_exchange(&r->x, r->rx.sock);
 	XT_ASSERT_RC(xshm_region_open(&r->receiver, xt_recv_u64(r->rx.sock)), 0);
 	for (int i = 0; i < o->n; i++) {
-		r->buf[i] = xt_alloc(o->len[i]);
+		segs_alloc(&r->seg[i], 1, &o->len[i], NULL, o->huge);
+		r->buf[i] = r->seg[i].iov[0].iov_base;
 		xt_fill(r->buf[i], o->len[i], o->seed + i, 0);
 	}
 }
@@ -777,7 +784,7 @@ static void stream_rig_stop(struct stream_rig *r, const struct rx_order *o)
 	xshm_region_close(&r->receiver);
 	xt_close(&r->x);
 	for (int i = 0; i < o->n; i++)
-		free(r->buf[i]);
+		segs_free(&r->seg[i]);
 }
 
 static uint32_t split_gen(const struct xshm_region *receiver)
@@ -828,8 +835,11 @@ static uint32_t stream_order_start(struct stream_rig *r, const struct rx_order *
 	return gen;
 }
 
-/* Lets the child post the rest and finish; checks both ends. */
-static void stream_order_done(struct stream_rig *r, const struct rx_order *o)
+/*
+ * Lets the child post the rest and finish; checks both ends, the send
+ * completions but the first read ones.
+ */
+static void stream_order_done(struct stream_rig *r, const struct rx_order *o, int read)
 {
 	struct xt_comp c;
 	uint64_t intact;
@@ -838,7 +848,7 @@ static void stream_order_done(struct stream_rig *r, const struct rx_order *o)
 	intact = xt_recv_u64_progress(r->rx.sock, &r->x);
 	XT_ASSERT(intact == (uint64_t)o->n, "%llu of %d messages arrived intact",
 		  (unsigned long long)intact, o->n);
-	for (int i = 0; i < o->n; i++) {
+	for (int i = read; i < o->n; i++) {
 		xt_expect_comp(r->x.tx, r->x.rx, &c);
 		XT_ASSERT(c.e.flags & FI_SEND, "send completion flags 0x%llx",
 			  (unsigned long long)c.e.flags);
@@ -871,7 +881,7 @@ START_TEST(scopy_next_large_send_shares_the_copy_of_the_previous)
 		claims = split_claims(&r.receiver);
 		XT_ASSERT(claims.front + claims.back <= nchunks, "%zu + %zu chunks of %zu",
 			  claims.front, claims.back, nchunks);
-		stream_order_done(&r, &o);
+		stream_order_done(&r, &o, 0);
 	}
 	XT_ASSERT(claims.back > 0, "no send pushed a chunk of the message before "
 		  "it in %d tries", tries);
@@ -898,7 +908,7 @@ START_TEST(scopy_receiver_behind_its_sender_leaves_it_chunks)
 		wait_front_claims(&r.receiver, stream_order_start(&r, &o), 2);
 		xt_progress(&r.x);
 		claims = split_claims(&r.receiver);
-		stream_order_done(&r, &o);
+		stream_order_done(&r, &o, 0);
 	}
 	XT_ASSERT(claims.back > 0, "the receiver left no chunk to its sender in %d "
 		  "tries", tries);
@@ -1128,6 +1138,7 @@ START_TEST(default_threshold_is_four_mib)
 	/* the threshold alone, whatever the pages: they have the "pages" tcase */
 	snprintf(value, sizeof(value), "%zu", (size_t)DEFAULT_THRESHOLD);
 	set_env("FI_XSHM_SCOPY_HUGE_MIN", value);
+	set_env("FI_XSHM_SCOPY_HUGE_STREAM_MIN", value);
 	four_ways(&t, early_for(size, DEFAULT_THRESHOLD), size);
 }
 END_TEST
@@ -1190,11 +1201,14 @@ END_TEST
 /* ---- bounce buffers or single copy by the pages (prov/xshm/large_path.c) ---- */
 
 /*
- * Messages larger than FI_XSHM_SCOPY_HUGE_MIN (256 KiB by default) and at
+ * Messages larger than FI_XSHM_SCOPY_HUGE_MIN (512 KiB by default; for a
+ * send in a stream FI_XSHM_SCOPY_HUGE_STREAM_MIN, 128 KiB) and at
  * most the threshold take the single copy when the sender's buffers lie on
  * huge pages and the receiver's region says the buffers of its latest such
  * message did; bounce buffers otherwise.  The receiver says so once such a
  * message completes, so the first on huge pages still bounces.  The
+ * child's sends follow one another with no receive between: in a stream,
+ * whose minimum, FI_XSHM_SCOPY_HUGE_STREAM_MIN, is 128 KiB by default.  The
  * messages are unexpected, which shows from the sender which path they
  * took, and each is a few bytes longer than the one before, so that
  * neither side's memo (shm/scopy/huge.h) answers for a buffer mapped
@@ -1243,20 +1257,123 @@ START_TEST(sizes_by_pages_take_the_single_copy_when_both_sides_are_huge)
 }
 END_TEST
 
-/* 256 KiB is the default FI_XSHM_SCOPY_HUGE_MIN: larger messages only. */
-START_TEST(sizes_by_pages_start_above_256_kib)
+/* Whether a send of ours completes within ms, while we progress. */
+static bool send_completes(struct stream_rig *r, int ms)
 {
-	static const struct pages_step steps[] = {
-		{ 256 * KiB + 1, true, true, EARLY_DONE, "above 256 KiB, not said yet" },
-		{ 256 * KiB - 64, true, true, EARLY_DONE, "256 KiB" },
-		{ 256 * KiB + 1 - 128, true, true, EARLY_HELD, "above 256 KiB" },
-	};
+	struct xt_comp c;
 
-	pages_steps(steps, N(steps), 0x3100);
+	if (xt_poll(r->x.tx, r->x.rx, ms, &c) != 0)
+		return false;
+	XT_ASSERT(!c.is_err && (c.e.flags & FI_SEND), "send completion: err %d, "
+		  "flags 0x%llx", c.is_err ? c.err.err : 0,
+		  (unsigned long long)c.e.flags);
+	return true;
+}
+
+/* A receive of ours completes: a message to ourselves, at address self. */
+static void receive_from_self(struct stream_rig *r, fi_addr_t self)
+{
+	unsigned char out = 1, in = 0;
+	struct xt_comp c;
+
+	xt_post_recv(&r->x, true, &in, 1, FI_ADDR_UNSPEC, TAG + 7, 0, &in);
+	XT_POST(&r->x, fi_tsend(r->x.ep, &out, 1, NULL, self, TAG + 7, &out));
+	xt_expect_comp(r->x.rx, r->x.tx, &c);
+	XT_ASSERT(c.e.op_context == &in && in == 1, "the message to ourselves");
+	xt_expect_comp(r->x.tx, r->x.rx, &c);
+}
+
+#define BY_PAGES_SEED	0x5a11
+
+/*
+ * Whether a message of len bytes went through bounce buffers: we order the
+ * child to receive 64 B and it, on huge pages, and send it from the start
+ * of our buffer 1, alone (after a receive of our own) or not.  Unexpected,
+ * a bounced send completes at once, a pulled one only once the child posts
+ * its receive.  Then we send the 64 B and check both ends.
+ */
+static bool sent_bounced(struct stream_rig *r, fi_addr_t self, size_t len, bool alone)
+{
+	const struct rx_order o = { 2, { 64, len }, BY_PAGES_SEED, true };
+	bool bounced;
+
+	xt_write_bytes(r->rx.sock, &o, sizeof(o));
+	xt_recv_u64(r->rx.sock);
+	if (alone)
+		receive_from_self(r, self);
+	send_now(r, 1, len);
+	bounced = send_completes(r, HELD_MS);
+	send_now(r, 0, o.len[0]);
+	stream_order_done(r, &o, bounced);
+	return bounced;
+}
+
+/* Our buffer 1 holds every message of the by-pages tests below. */
+static void by_pages_rig_start(struct stream_rig *r, fi_addr_t *self)
+{
+	const struct rx_order most = { 2, { 64, 512 * KiB + 1 }, BY_PAGES_SEED, true };
+
+	stream_rig_start(r, &most);
+	*self = xt_av_insert(&r->x, r->x.name);
+}
+
+static void by_pages_rig_stop(struct stream_rig *r)
+{
+	const struct rx_order most = { 2, { 64, 512 * KiB + 1 }, BY_PAGES_SEED, true };
+
+	stream_rig_stop(r, &most);
+}
+
+/*
+ * 512 KiB is the default FI_XSHM_SCOPY_HUGE_MIN: a lone send, the first
+ * to this receiver or made after a receive of ours completed, takes the
+ * single copy above it only.  The first message bounces whatever its size:
+ * the receiver has not said yet that its buffers are huge.
+ */
+START_TEST(sizes_by_pages_start_above_512_kib_alone)
+{
+	struct stream_rig r;
+	fi_addr_t self;
+
+	by_pages_rig_start(&r, &self);
+	XT_ASSERT(sent_bounced(&r, self, 512 * KiB + 1, true),
+		  "the first message was not bounced");
+	XT_ASSERT(sent_bounced(&r, self, 512 * KiB, true),
+		  "512 KiB alone was not bounced");
+	XT_ASSERT(!sent_bounced(&r, self, 512 * KiB + 1, true),
+		  "above 512 KiB alone was bounced");
+	by_pages_rig_stop(&r);
 }
 END_TEST
 
-/* FI_XSHM_SCOPY_HUGE_MIN at the threshold: bounce buffers whatever the pages. */
+/*
+ * A send to the receiver of the endpoint's previous send of these sizes,
+ * with no receive completed since, is in a stream, and takes the single
+ * copy from above FI_XSHM_SCOPY_HUGE_STREAM_MIN (128 KiB by default).
+ * After a receive of ours, the same send stands alone and bounces.
+ */
+START_TEST(sizes_by_pages_in_a_stream_start_above_128_kib)
+{
+	struct stream_rig r;
+	fi_addr_t self;
+
+	by_pages_rig_start(&r, &self);
+	XT_ASSERT(sent_bounced(&r, self, 128 * KiB + 1, true),
+		  "the first message was not bounced");
+	XT_ASSERT(sent_bounced(&r, self, 128 * KiB + 1, true),
+		  "above 128 KiB alone, after a receive, was not bounced");
+	XT_ASSERT(sent_bounced(&r, self, 128 * KiB, false),
+		  "128 KiB in a stream was not bounced");
+	XT_ASSERT(!sent_bounced(&r, self, 128 * KiB + 1, false),
+		  "above 128 KiB in a stream was bounced");
+	by_pages_rig_stop(&r);
+}
+END_TEST
+
+/*
+ * FI_XSHM_SCOPY_HUGE_MIN and FI_XSHM_SCOPY_HUGE_STREAM_MIN at the
+ * threshold: bounce buffers whatever the pages.
+ */
 START_TEST(scopy_huge_min_at_the_threshold_keeps_bounce_buffers)
 {
 	static const struct pages_step steps[] = {
@@ -1266,6 +1383,7 @@ START_TEST(scopy_huge_min_at_the_threshold_keeps_bounce_buffers)
 	};
 
 	set_env("FI_XSHM_SCOPY_HUGE_MIN", "4194304");
+	set_env("FI_XSHM_SCOPY_HUGE_STREAM_MIN", "4194304");
 	pages_steps(steps, N(steps), 0x3200);
 }
 END_TEST
@@ -1420,7 +1538,8 @@ static Suite *scopy_suite(void)
 	if (test_huge_pages_usable("test_scopy")) {
 		tcase_set_timeout(pages, 60);
 		tcase_add_test(pages, sizes_by_pages_take_the_single_copy_when_both_sides_are_huge);
-		tcase_add_test(pages, sizes_by_pages_start_above_256_kib);
+		tcase_add_test(pages, sizes_by_pages_start_above_512_kib_alone);
+		tcase_add_test(pages, sizes_by_pages_in_a_stream_start_above_128_kib);
 		tcase_add_test(pages, scopy_huge_min_at_the_threshold_keeps_bounce_buffers);
 		suite_add_tcase(s, pages);
 	}
