@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	13
+#define XSHM_LAYOUT_VERSION	14
 #define XSHM_NAME_MAX		48
 
 /*
@@ -40,8 +40,9 @@
 
 /*
  * A large message named by an RTS is copied by both processes at once, in
- * chunks of a quarter of the message, between XSHM_SPLIT_CHUNK_MIN and
- * XSHM_SPLIT_CHUNK_MAX bytes (shm/scopy/split.h): the receiver pulls from
+ * an even number of equal chunks of about a quarter of the message, from
+ * about half of XSHM_SPLIT_CHUNK_MIN to XSHM_SPLIT_CHUNK_MAX bytes, multiples of
+ * XSHM_SPLIT_CHUNK_ALIGN (shm/scopy/split.h): the receiver pulls from
  * the front while the sender, offered the receiver's buffers
  * (XSHM_OP_OFFER), pushes from the back, each claiming a chunk before
  * copying it.  The claims live in the receiver's header; a receiver copies
@@ -49,6 +50,7 @@
  */
 #define XSHM_SPLIT_CHUNK_MIN	(128u << 10)
 #define XSHM_SPLIT_CHUNK_MAX	(2u << 20)
+#define XSHM_SPLIT_CHUNK_ALIGN	4096
 #define XSHM_SPLIT_CHUNKS_MAX	0xffffu		/* front and back: 16 bits */
 #define XSHM_SPLIT_FAILED	(1ull << 32)	/* in pushed: a push failed */
 

@@ -538,19 +538,19 @@ static const struct xfer shapes[] = {
 	{ "1 MiB in 8 entries into 3", 8,
 	  { 131071, 131073, 1, 262143, 262145, 4095, 4097, 253951 },
 	  { 1, 7, 4095, 1, 7, 4095, 1, 7 }, 3, { 524287, 3, 524286 }, { 4095, 7, 1 } },
-	/* split copies: chunks of 128 KiB, the last one short */
-	{ "5 chunks in 5 entries into 3", 5, { 131071, 131075, 3, 262147, 90000 },
+	/* split copies whose last chunk is short (shm/scopy/split.h) */
+	{ "4 chunks, the last short, in 5 entries into 3", 5, { 131071, 131075, 3, 262147, 90000 },
 	  { 4095, 1, 7, 4095, 1 }, 3, { 300001, 7, 314288 }, { 7, 4095, 1 } },
-	{ "2 chunks and 1 byte", 1, { 262145 }, { 4095 }, 1, { 262145 }, { 1 } },
+	{ "256 KiB and 1 byte: 4 chunks, the last short", 1, { 262145 }, { 4095 }, 1, { 262145 }, { 1 } },
 	{ "1 byte short of 2 chunks, 2 entries into 2", 2, { 131073, 131070 },
 	  { 1, 4095 }, 2, { 7, 262136 }, { 4095, 7 } },
 	{ "receiver larger than the message", 3, { 1, 4095, 65537 }, { 1, 7, 4095 },
 	  3, { 40000, 40000, 40000 }, { 7, 1, 4095 } },
 	/* truncated: the receiver's entries hold less than the message */
 	{ "truncated, 1 entry into 1", 1, { MiB + 3 }, { 7 }, 1, { 40000 }, { 1 } },
-	{ "truncated to 2 chunks and 6 bytes, 1 entry into 2", 1, { MiB + 3 }, { 4095 },
+	{ "truncated to 256 KiB and 6 bytes, 1 entry into 2", 1, { MiB + 3 }, { 4095 },
 	  2, { 131073, 131077 }, { 1, 7 } },
-	{ "truncated to 6 chunks, 8 entries into 3", 8,
+	{ "truncated to 700003 bytes, 8 entries into 3", 8,
 	  { 131071, 131073, 1, 262143, 262145, 4095, 4097, 253953 },
 	  { 1, 7, 4095, 1, 7, 4095, 1, 7 }, 3, { 300000, 3, 400000 }, { 4095, 7, 1 } },
 	{ "truncated below the threshold", 1, { 65537 }, { 1 }, 1, { 1000 }, { 4095 } },
@@ -687,7 +687,7 @@ END_TEST
 
 /* ---- a sender streaming large messages shares their copies ---- */
 
-#define STREAM_LEN	(32 * MiB + 4097)	/* 17 chunks of 2 MiB */
+#define STREAM_LEN	(32 * MiB + 4097)	/* 18 chunks of 1.78 MiB */
 #define CLAIM_WAIT_MS	5000
 
 /* What the receiving child receives: n messages, tags TAG + i. */

@@ -321,13 +321,17 @@ START_TEST(chunk_size_is_a_quarter_within_bounds)
 	const size_t lo = XSHM_SPLIT_CHUNK_MIN, hi = XSHM_SPLIT_CHUNK_MAX;
 	const struct { size_t len, size; } cases[] = {
 		{ 1, lo },
+		{ lo, lo },
+		{ lo + 1, (size_t) 68 << 10 },		/* two, 64 KiB + 1 rounded */
+		{ 3 * lo / 2, 3 * lo / 4 },		/* 192 KiB: two of 96 KiB */
+		{ 3 * lo, 3 * lo / 4 },			/* 384 KiB: four of 96 KiB */
 		{ 4 * lo, lo },
-		{ 4 * lo + 1, 2 * lo },
+		{ 4 * lo + 1, (size_t) 132 << 10 },	/* four, 128 KiB + 1 rounded */
 		{ (size_t) 1 << 20, (size_t) 256 << 10 },
-		{ ((size_t) 1 << 20) + 1, (size_t) 512 << 10 },
+		{ ((size_t) 1 << 20) + 1, (size_t) 260 << 10 },
 		{ (size_t) 4 << 20, (size_t) 1 << 20 },
 		{ 4 * hi, hi },
-		{ 4 * hi + 1, hi },
+		{ 4 * hi + 1, (size_t) 1400832 },	/* six, 8 MiB / 6 rounded */
 		{ (size_t) 1 << 30, hi },
 	};
 
@@ -347,12 +351,14 @@ START_TEST(chunks_round_up)
 		{ lo - 1, 1 },
 		{ lo, 1 },
 		{ lo + 1, 2 },
+		{ 3 * lo, 4 },
 		{ 4 * lo, 4 },
-		{ 4 * lo + 1, 3 },	/* chunks of 2 * lo */
+		{ 4 * lo + 1, 4 },
 		{ (size_t) 4 << 20, 4 },
-		{ ((size_t) 4 << 20) + 1, 3 },
+		{ ((size_t) 4 << 20) + 1, 4 },
 		{ 4 * hi, 4 },
-		{ 4 * hi + 1, 5 },
+		{ 4 * hi + 1, 6 },
+		/* the split's limit: rounded up, the chunks are hi again */
 		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * hi, XSHM_SPLIT_CHUNKS_MAX },
 		{ (size_t) XSHM_SPLIT_CHUNKS_MAX * hi + 1, XSHM_SPLIT_CHUNKS_MAX + 1 },
 	};
@@ -361,6 +367,30 @@ START_TEST(chunks_round_up)
 		ck_assert_msg(xshm_split_chunks(cases[i].len) == cases[i].chunks,
 			      "%zu bytes: %zu chunks, expected %zu", cases[i].len,
 			      xshm_split_chunks(cases[i].len), cases[i].chunks);
+}
+END_TEST
+
+/*
+ * So that each side may copy half, a message of two chunks or more has an
+ * even number of them, of equal size but the last, which falls short by
+ * less than a chunk's rounding per chunk; sizes from just above one chunk
+ * to 256 MiB.
+ */
+START_TEST(chunks_are_even_and_equal)
+{
+	for (size_t len = XSHM_SPLIT_CHUNK_MIN + 1; len <= ((size_t) 256 << 20);
+	     len += len / 7 + 4093) {
+		size_t size = xshm_split_chunk_size(len), n = xshm_split_chunks(len);
+		size_t last = len - (n - 1) * size;
+
+		ck_assert_msg(n % 2 == 0, "%zu bytes: %zu chunks", len, n);
+		ck_assert_msg(size % XSHM_SPLIT_CHUNK_ALIGN == 0 &&
+			      size <= XSHM_SPLIT_CHUNK_MAX,
+			      "%zu bytes: chunks of %zu", len, size);
+		ck_assert_msg(last + n * XSHM_SPLIT_CHUNK_ALIGN > size,
+			      "%zu bytes: %zu chunks of %zu, the last %zu", len, n,
+			      size, last);
+	}
 }
 END_TEST
 
@@ -563,6 +593,7 @@ static Suite *split_suite(void)
 	tcase_add_test(claims,
 		       sender_done_for_another_generation_is_done_and_failed);
 	tcase_add_test(claims, chunk_size_is_a_quarter_within_bounds);
+	tcase_add_test(claims, chunks_are_even_and_equal);
 	tcase_add_test(claims, chunks_round_up);
 	suite_add_tcase(suite, claims);
 
