@@ -1308,20 +1308,29 @@ static bool sent_bounced(struct stream_rig *r, fi_addr_t self, size_t len, bool 
 	return bounced;
 }
 
-/* Our buffer 1 holds every message of the by-pages tests below. */
-static void by_pages_rig_start(struct stream_rig *r, fi_addr_t *self)
+/* One send of the by-pages tests below, and the path it must take. */
+struct by_pages_step {
+	size_t len;
+	bool alone, bounced;
+	const char *what;
+};
+
+/* Sends the steps, in order, to a new child; buffer 1 holds them all. */
+static void by_pages_steps(const struct by_pages_step *steps, int n)
 {
 	const struct rx_order most = { 2, { 64, 512 * KiB + 1 }, BY_PAGES_SEED, true };
+	struct stream_rig r;
+	fi_addr_t self;
 
-	stream_rig_start(r, &most);
-	*self = xt_av_insert(&r->x, r->x.name);
-}
+	stream_rig_start(&r, &most);
+	self = xt_av_insert(&r.x, r.x.name);
+	for (int k = 0; k < n; k++) {
+		bool bounced = sent_bounced(&r, self, steps[k].len, steps[k].alone);
 
-static void by_pages_rig_stop(struct stream_rig *r)
-{
-	const struct rx_order most = { 2, { 64, 512 * KiB + 1 }, BY_PAGES_SEED, true };
-
-	stream_rig_stop(r, &most);
+		XT_ASSERT(bounced == steps[k].bounced, "%s, %zu bytes: %s", steps[k].what,
+			  steps[k].len, bounced ? "bounced" : "pulled");
+	}
+	stream_rig_stop(&r, &most);
 }
 
 /*
@@ -1332,17 +1341,13 @@ static void by_pages_rig_stop(struct stream_rig *r)
  */
 START_TEST(sizes_by_pages_start_above_512_kib_alone)
 {
-	struct stream_rig r;
-	fi_addr_t self;
+	static const struct by_pages_step steps[] = {
+		{ 512 * KiB + 1, true, true, "the first" },
+		{ 512 * KiB, true, true, "alone" },
+		{ 512 * KiB + 1, true, false, "alone" },
+	};
 
-	by_pages_rig_start(&r, &self);
-	XT_ASSERT(sent_bounced(&r, self, 512 * KiB + 1, true),
-		  "the first message was not bounced");
-	XT_ASSERT(sent_bounced(&r, self, 512 * KiB, true),
-		  "512 KiB alone was not bounced");
-	XT_ASSERT(!sent_bounced(&r, self, 512 * KiB + 1, true),
-		  "above 512 KiB alone was bounced");
-	by_pages_rig_stop(&r);
+	by_pages_steps(steps, N(steps));
 }
 END_TEST
 
@@ -1354,19 +1359,14 @@ END_TEST
  */
 START_TEST(sizes_by_pages_in_a_stream_start_above_128_kib)
 {
-	struct stream_rig r;
-	fi_addr_t self;
+	static const struct by_pages_step steps[] = {
+		{ 128 * KiB + 1, true, true, "the first" },
+		{ 128 * KiB + 1, true, true, "alone, after a receive" },
+		{ 128 * KiB, false, true, "in a stream" },
+		{ 128 * KiB + 1, false, false, "in a stream" },
+	};
 
-	by_pages_rig_start(&r, &self);
-	XT_ASSERT(sent_bounced(&r, self, 128 * KiB + 1, true),
-		  "the first message was not bounced");
-	XT_ASSERT(sent_bounced(&r, self, 128 * KiB + 1, true),
-		  "above 128 KiB alone, after a receive, was not bounced");
-	XT_ASSERT(sent_bounced(&r, self, 128 * KiB, false),
-		  "128 KiB in a stream was not bounced");
-	XT_ASSERT(!sent_bounced(&r, self, 128 * KiB + 1, false),
-		  "above 128 KiB in a stream was bounced");
-	by_pages_rig_stop(&r);
+	by_pages_steps(steps, N(steps));
 }
 END_TEST
 
