@@ -41,9 +41,9 @@
 /*
  * A large message named by an RTS is copied by both processes at once, in
  * an even number of equal chunks of about a quarter of the message, from
- * about half of XSHM_SPLIT_CHUNK_MIN to XSHM_SPLIT_CHUNK_MAX bytes, multiples of
- * XSHM_SPLIT_CHUNK_ALIGN (shm/scopy/split.h): the receiver pulls from
- * the front while the sender, offered the receiver's buffers
+ * about half of XSHM_SPLIT_CHUNK_MIN to XSHM_SPLIT_CHUNK_MAX bytes,
+ * multiples of XSHM_SPLIT_CHUNK_ALIGN (shm/scopy/split.h): the receiver
+ * pulls from the front while the sender, offered the receiver's buffers
  * (XSHM_OP_OFFER), pushes from the back, each claiming a chunk before
  * copying it.  The claims live in the receiver's header; a receiver copies
  * one such message at a time.

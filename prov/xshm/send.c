@@ -433,11 +433,11 @@ static bool is_pulled(const struct xshm_ep *ep, const struct xshm_region *peer,
  * Whether a send of a size the pages choose for joins a stream rather
  * than stands alone: the endpoint's latest such send went to the same
  * receiver, and no receive has completed since.  In a ping-pong the reply
- * comes in between; in a halo exchange the receivers alternate.  A lone send on huge pages bounces up to a
- * larger size than one in a stream (fi_xshm.7): bounce buffers, both
- * processes copying at once and the data left in the receiver's cache,
- * give the lower latency there, where the single copy gives a stream more
- * bandwidth.
+ * comes in between; in a halo exchange the receivers alternate.  A lone
+ * send on huge pages bounces up to a larger size than one in a stream
+ * (fi_xshm.7): bounce buffers, both processes copying at once and the data
+ * left in the receiver's cache, give the lower latency there, where the
+ * single copy gives a stream more bandwidth.
  */
 static bool joins_stream(struct xshm_ep *ep, fi_addr_t dest)
 {

@@ -128,15 +128,17 @@ static struct xshm_huge_memo_slot *memo_find(struct xshm_huge_memo *memo,
 					     uintptr_t base, size_t len)
 {
 	struct xshm_huge_memo_slot *slots[2];
+	uint32_t age0, age1;
 
 	memo_slots(memo, base, slots);
 	if (holds(slots[0], base, len))
 		return slots[0];
 	if (holds(slots[1], base, len))
 		return slots[1];
-	/* unsigned difference: the clock may wrap */
-	return memo->clock - slots[0]->used_at >= memo->clock - slots[1]->used_at ?
-	       slots[0] : slots[1];
+	/* unsigned differences: the clock may wrap */
+	age0 = memo->clock - slots[0]->used_at;
+	age1 = memo->clock - slots[1]->used_at;
+	return age0 >= age1 ? slots[0] : slots[1];
 }
 
 bool xshm_huge_pages_memo(struct xshm_huge_memo *memo,
