@@ -69,8 +69,7 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	}
 	ack_if_asked(msg, pulled ? EIO : 0);
 	/* after the ack, which the sender's completion waits for */
-	if (xshm_scopy_by_pages(msg->size, false) ||
-	    xshm_scopy_by_pages(msg->size, true))
+	if (xshm_scopy_by_pages_either(msg->size))
 		xshm_rx_large_pages(ep, entry, len);
 	entry->srx->owner_ops->free_entry(entry);
 }

@@ -454,9 +454,8 @@ static bool chooses_split(struct xshm_ep *ep, const struct xshm_region *peer,
 			  const struct iovec *iov, size_t count, size_t total,
 			  fi_addr_t dest, uint64_t flags)
 {
-	if (!can_pull(ep, peer, flags) ||
-	    (!xshm_scopy_by_pages(total, false) &&
-	     !xshm_scopy_by_pages(total, true)) ||
+	/* only such sizes mark the stream (joins_stream) */
+	if (!can_pull(ep, peer, flags) || !xshm_scopy_by_pages_either(total) ||
 	    !xshm_scopy_by_pages(total, joins_stream(ep, dest)))
 		return false;
 	return xshm_tx_large_pages(ep, peer, iov, count, total);

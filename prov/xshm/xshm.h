@@ -188,6 +188,13 @@ static inline bool xshm_scopy_by_pages(size_t total, bool in_stream)
 	return total > min && total <= xshm_params.scopy_threshold;
 }
 
+/* Sizes the pages may choose for, whether the send stands alone or not. */
+static inline bool xshm_scopy_by_pages_either(size_t total)
+{
+	return xshm_scopy_by_pages(total, false) ||
+	       xshm_scopy_by_pages(total, true);
+}
+
 /* Addresses */
 
 struct xshm_addr {

@@ -19,8 +19,8 @@
  * its buffers, or closes its endpoint before the pull; FI_XSHM_CMA=0
  * (bounce buffers instead); a moved threshold; the choice by pages, where
  * this kernel gives huge pages, for lone sends and sends in a stream;
- * ordering across protocols; FI_PEEK |
- * FI_CLAIM of a held RTS; FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
+ * ordering across protocols; FI_PEEK | FI_CLAIM of a held RTS;
+ * FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE.
  *
  * Which protocol carried an unexpected message is observed from the sender:
  * through bounce buffers its send completes while the receive is not yet
