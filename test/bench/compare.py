@@ -13,7 +13,10 @@ directory.  It also reports the shared memory each provider's endpoint maps
 with 1 and with several peers (incast -M), and, from copy_floor run right
 after latency in every repetition, what the copy alone takes at each size:
 where xshm's latency drops against the next smaller size (a cliff), the
-table says whether the machine's own copy drops there too.
+table says whether the machine's own copy drops there too.  From ring_floor,
+run there as well, it prints what xshm's rings alone take at the small sizes,
+against the second provider's latency in the same repetitions: the lowest
+ratio a provider moving its messages through these rings could reach.
 """
 import argparse
 import csv
@@ -37,11 +40,12 @@ TARGETS = {
     "msgrate": [(8, 8, 3.0)],
     "incast": [],
     "floor": [],
+    "ring": [],
 }
 LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False,
-                   "floor": True}
+                   "floor": True, "ring": True}
 UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s",
-         "floor": "us"}
+         "floor": "us", "ring": "us"}
 TITLES = {
     "latency": "tagged ping-pong latency, one way (us, lower is better)",
     "bandwidth": "tagged streaming bandwidth, window 64 (MB/s, higher is better)",
@@ -49,10 +53,14 @@ TITLES = {
     "incast": "incast, {n} senders to 1 receiver, aggregate (MB/s, higher is better)",
     "floor": "the copy alone, no provider (copy_floor), one way (us); in parentheses "
              "B/us against the next smaller size",
+    "ring": "xshm's rings alone, no provider (ring_floor), one way (us), beside the "
+            "latency of both providers; ring/{b} and {a}-ring are medians of the "
+            "per-repetition figures",
 }
 FLOOR_METHODS = ("memcpy", "memcpy-split", "cma", "cma-split")
 FLOOR_SIZES = "64K:4M"
 FLOOR_REF = "memcpy"     # one copy by one process: no transport does less
+RING_SIZES = "8,64,256,512,1K"  # where the latency target is 0.6
 CLIFF = 0.9     # bytes/us below this times the next smaller size's
 MEM_LIMIT_KIB = 4 * 1024
 
@@ -129,9 +137,15 @@ def floor_argv(args):
             args.sizes or FLOOR_SIZES] + buffer_flags(args)
 
 
+def ring_argv(args):
+    return [os.path.join(BENCH_DIR, "ring_floor"), "-r", "1", "-s", args.ring_sizes]
+
+
 def bench_argv(args, bench, provs):
     if bench == "floor":
         return floor_argv(args)
+    if bench == "ring":
+        return ring_argv(args)
     argv = [os.path.join(BENCH_DIR, bench), "-p", ",".join(provs), "-r", "1",
             "-t", str(args.max_point_ms)]
     if args.yield_cpu:
@@ -237,6 +251,33 @@ def floor_step(floor, size):
         if s == size:
             return step
     return None
+
+
+def print_ring(args, raw):
+    """ring_floor's medians beside both providers' latency at its sizes, the
+    ring's ratio to the second provider and what the first adds over the
+    ring, each the median over the repetitions that measured both."""
+    a, b = args.provs
+    by_size = {}
+    for r in raw:
+        if r["bench"] == "ring" or (r["bench"] == "latency" and r["provider"] in (a, b)):
+            name = "ring" if r["bench"] == "ring" else r["provider"]
+            by_size.setdefault(r["size"], {}).setdefault(r["rep"], {})[name] = r["value"]
+    print("\n## ring: %s" % TITLES["ring"].format(a=a, b=b))
+    print("%8s %10s %10s %10s %9s %12s" % ("size", "ring", a, b, "ring/" + b,
+                                           "%s-ring ns" % a))
+    for size in sorted(by_size):
+        reps = by_size[size].values()
+        if not any("ring" in v for v in reps):
+            continue
+        med = {n: statistics.median([v[n] for v in reps if n in v])
+               if any(n in v for v in reps) else None for n in ("ring", a, b)}
+        ratios = [v["ring"] / v[b] for v in reps if v.get("ring") and v.get(b)]
+        extra = [(v[a] - v["ring"]) * 1000 for v in reps if "ring" in v and a in v]
+        print("%8s %10s %10s %10s %9s %12s" % (
+            fmt_size(size), fmt_val(med["ring"]), fmt_val(med[a]), fmt_val(med[b]),
+            fmt_ratio(statistics.median(ratios) if ratios else None),
+            "%.0f" % statistics.median(extra) if extra else "-"))
 
 
 def print_table(args, bench, rows):
@@ -407,15 +448,20 @@ def main():
                     help="repetitions of every benchmark (default 40: a few minutes)")
     ap.add_argument("-o", "--out", help="results directory (default "
                     "bench-results/<date-time>)")
-    ap.add_argument("-b", "--bench", default="latency,floor,bandwidth,msgrate,incast,memory",
+    ap.add_argument("-b", "--bench",
+                    default="latency,ring,floor,bandwidth,msgrate,incast,memory",
                     help="benchmarks to run (default all: "
-                    "latency,floor,bandwidth,msgrate,incast,memory); floor is "
+                    "latency,ring,floor,bandwidth,msgrate,incast,memory); ring is "
+                    "ring_floor, xshm's rings alone, at --ring-sizes; floor is "
                     "copy_floor, the copy alone, at the latency sizes (default %s)" %
                     FLOOR_SIZES)
     ap.add_argument("-p", "--provs", default="xshm,shm",
                     help="the two providers; ratio = first / second (default xshm,shm)")
     ap.add_argument("-s", "--sizes", help="latency and bandwidth sizes, as the "
                     "programs' -s (default 1 B to 4 MiB and the thresholds)")
+    ap.add_argument("--ring-sizes", default=RING_SIZES,
+                    help="ring_floor's sizes, at most one cell's (default %s)" %
+                    RING_SIZES)
     ap.add_argument("--incast-sizes", help="incast sizes (default 8,256,4K,16K,64K,1M)")
     ap.add_argument("-n", "--senders", type=int, default=4,
                     help="incast senders (default 4)")
@@ -481,6 +527,9 @@ def main():
     for bench in timed:
         if bench == "floor":
             print_floor(floor)
+            continue
+        if bench == "ring":
+            print_ring(args, raw)
             continue
         rows = summarize(args, bench, raw)
         if not rows:

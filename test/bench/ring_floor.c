@@ -9,6 +9,7 @@
  *   ring_floor [-s sizes] [-i iterations] [-r repetitions]
  *
  * Sizes up to XSHM_SHORT_MAX (default 8, 32, 64, 256, 512, 984 and 2008 bytes).
+ * Each process checks the bytes of the last message of each point.
  * Prints "ring size rep latency_us" (one way: round trip / 2), from the
  * median time of the point's blocks of 8 round trips, as latency does.
  */
@@ -84,6 +85,14 @@ static double point(int rank, const struct xshm_ring_ref *in,
 	return median;
 }
 
+/* The last message of a point, from the peer whose bytes are 'a' + from. */
+static void check_received(const unsigned char *rx, size_t len, int from)
+{
+	for (size_t i = 0; i < len; i++)
+		if (rx[i] != 'a' + from)
+			bench_die("byte %zu of %zu arrived as %#x", i, len, rx[i]);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: ring_floor [-s sizes] [-i iterations] "
@@ -115,7 +124,7 @@ int main(int argc, char **argv)
 	struct xshm_ring_ref in, out;
 	unsigned char *mem;
 	pid_t child;
-	int rank;
+	int rank, status;
 
 	parse(&o, argc, argv);
 	alarm(600);	/* a peer that died leaves the other spinning */
@@ -142,15 +151,19 @@ int main(int argc, char **argv)
 		       "iterations\n# provider size rep latency_us\n", o.iters);
 	for (int rep = 0; rep < o.reps; rep++)
 		for (size_t s = 0; s < o.nsizes; s++) {
-			double us = point(rank, &in, &out, o.sizes[s], o.iters,
-					  tx, rx);
+			double us;
 
+			memset(rx, 0, o.sizes[s]);
+			us = point(rank, &in, &out, o.sizes[s], o.iters, tx, rx);
+			check_received(rx, o.sizes[s], !rank);
 			if (rank == 0)
 				printf("ring %zu %d %.4f\n", o.sizes[s], rep, us);
 		}
 	if (rank == 1)
 		_exit(EXIT_SUCCESS);
-	waitpid(child, NULL, 0);
+	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != EXIT_SUCCESS)
+		bench_die("the echoing process failed");
 	free(o.sizes);
 	return EXIT_SUCCESS;
 }
