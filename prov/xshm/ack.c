@@ -22,28 +22,14 @@ static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
 		     int status)
 {
 	struct xshm_region *sender = xshm_av_sender_region(ep->av, ep_id);
-	struct xshm_cmd *cmd;
-	uint64_t pos;
+	struct xshm_control ack = {
+		.op = XSHM_OP_ACK, .proto = XSHM_PROTO_INLINE,
+		.tag = (uint64_t) status, .ack_id = ack_id,
+	};
 
 	if (!sender || !xshm_region_is_open(sender))
 		return true;	/* the sender closed: nobody to tell */
-	cmd = xshm_ring_reserve(&sender->ring, &pos);
-	if (!cmd)
-		return false;
-	cmd->op = XSHM_OP_ACK;
-	cmd->proto = XSHM_PROTO_INLINE;
-	cmd->flags = 0;
-	cmd->buf_index = 0;
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = (uint64_t) status;
-	cmd->cq_data = 0;
-	cmd->msg_size = 0;
-	cmd->chunk_len = 0;
-	cmd->ack_id = ack_id;
-	if (xshm_ring_commit(&sender->ring, cmd, pos))
-		return false;	/* skipped as stalled: push it again */
-	xshm_doorbell_ring(sender);
-	return true;
+	return xshm_control_push(ep, sender, &ack);
 }
 
 void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id,

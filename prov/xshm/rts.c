@@ -17,7 +17,6 @@
  * the sender's claimed chunks are in.
  */
 #include <sched.h>
-#include <string.h>
 
 #include "xshm.h"
 #include "shm/proc.h"
@@ -71,29 +70,14 @@ static bool push_offer(struct xshm_ep *ep, struct xshm_region *sender,
 		       const struct xshm_rx_msg *msg, size_t len, uint32_t gen)
 {
 	struct xshm_rts offer;
-	struct xshm_cmd *cmd;
-	uint64_t pos;
+	struct xshm_control ctl = {
+		.op = XSHM_OP_OFFER, .proto = XSHM_PROTO_RTS, .tag = gen,
+		.msg_size = len, .ack_id = msg->ack_id,
+		.payload = &offer, .payload_len = sizeof(offer),
+	};
 
-	if (!offer_iov(msg->entry, len, &offer))
-		return false;
-	cmd = xshm_ring_reserve(&sender->ring, &pos);
-	if (!cmd)
-		return false;
-	cmd->op = XSHM_OP_OFFER;
-	cmd->proto = XSHM_PROTO_RTS;
-	cmd->flags = 0;
-	cmd->buf_index = 0;
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = gen;
-	cmd->cq_data = 0;
-	cmd->msg_size = len;
-	cmd->chunk_len = sizeof(offer);
-	cmd->ack_id = msg->ack_id;
-	memcpy(cmd->data, &offer, sizeof(offer));
-	if (xshm_ring_commit(&sender->ring, cmd, pos))
-		return false;
-	xshm_doorbell_ring(sender);
-	return true;
+	return offer_iov(msg->entry, len, &offer) &&
+	       xshm_control_push(ep, sender, &ctl);
 }
 
 /* Until the sender's claimed chunks are in, or it is gone: -EIO if lost. */

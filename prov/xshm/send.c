@@ -355,24 +355,18 @@ ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context)
 /* Tells the receiver of a half-pushed message that the rest is not coming. */
 static void push_abort(struct xshm_ep *ep, const struct xshm_tx_op *op)
 {
+	struct xshm_control abort = {
+		.op = XSHM_OP_ABORT, .proto = XSHM_PROTO_INLINE,
+	};
 	struct xshm_av_entry *peer;
-	struct xshm_cmd *cmd;
-	uint64_t pos;
 
-	if (xshm_av_peer(ep->av, op->dest, &peer) ||
-	    peer->addr.ep_id != op->dest_ep_id)
-		return;
-	cmd = xshm_ring_reserve(&peer->peer.ring, &pos);
-	if (!cmd)
-		return;	/* the receiver will see the sender's region gone */
-	memset((char *) cmd + sizeof(struct xshm_cell_seq), 0,
-	       XSHM_CMD_HDR_SIZE - sizeof(struct xshm_cell_seq));
-	cmd->op = XSHM_OP_ABORT;
-	cmd->proto = XSHM_PROTO_INLINE;
-	cmd->src_ep_id = ep->addr.ep_id;
-	if (xshm_ring_commit(&peer->peer.ring, cmd, pos))
-		return;	/* skipped as stalled: like a full ring */
-	xshm_doorbell_ring(&peer->peer);
+	/*
+	 * A full ring drops it: the receiver will see this sender's region
+	 * gone once the endpoint closes.
+	 */
+	if (!xshm_av_peer(ep->av, op->dest, &peer) &&
+	    peer->addr.ep_id == op->dest_ep_id)
+		xshm_control_push(ep, &peer->peer, &abort);
 }
 
 /* Endpoint close: queued sends are dropped without completions. */

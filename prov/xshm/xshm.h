@@ -650,6 +650,24 @@ void xshm_tx_progress(struct xshm_ep *ep);
 ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context);
 void xshm_tx_abort_all(struct xshm_ep *ep);
 
+/* A command of the protocol's own (control.c): what its header says. */
+struct xshm_control {
+	uint8_t op;
+	uint8_t proto;
+	uint64_t tag;
+	uint64_t msg_size;
+	uint32_t ack_id;
+	const void *payload;	/* payload_len bytes after the header */
+	uint32_t payload_len;
+};
+
+/*
+ * Pushes ctl into peer's ring; false when the ring is full or skipped the
+ * cell as stalled.
+ */
+bool xshm_control_push(struct xshm_ep *ep, struct xshm_region *peer,
+		       const struct xshm_control *ctl);
+
 /* Acknowledgements (ack.c) for FI_DELIVERY_COMPLETE and FI_MATCH_COMPLETE. */
 void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id,
 		   int status);
