@@ -355,7 +355,7 @@ ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context)
 /* Tells the receiver of a half-pushed message that the rest is not coming. */
 static void push_abort(struct xshm_ep *ep, const struct xshm_tx_op *op)
 {
-	struct xshm_control abort = {
+	struct xshm_control ctl = {
 		.op = XSHM_OP_ABORT, .proto = XSHM_PROTO_INLINE,
 	};
 	struct xshm_av_entry *peer;
@@ -366,7 +366,7 @@ static void push_abort(struct xshm_ep *ep, const struct xshm_tx_op *op)
 	 */
 	if (!xshm_av_peer(ep->av, op->dest, &peer) &&
 	    peer->addr.ep_id == op->dest_ep_id)
-		xshm_control_push(ep, &peer->peer, &abort);
+		xshm_control_push(ep, &peer->peer, &ctl);
 }
 
 /* Endpoint close: queued sends are dropped without completions. */
