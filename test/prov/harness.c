@@ -945,14 +945,31 @@ static void xt_free_names(struct xt_names *n)
 }
 
 /*
- * A region whose header names a live owner other than us belongs to a
- * program running concurrently (make -j check), not to this one: every
- * process of this run has exited by now.
+ * The process that created region file name, from the endpoint id in it
+ * (prov/xshm/addr.c: the pid above the low 24 bits, unless the top bit
+ * marks an id taken from a service); 0 when the name does not say.
+ */
+static pid_t xt_creator_of(const char *name)
+{
+	unsigned long long ep_id;
+	unsigned uid;
+
+	if (sscanf(name, "xshm-%u-%llx", &uid, &ep_id) != 2 || (ep_id >> 63))
+		return 0;
+	return (pid_t)(ep_id >> 24);
+}
+
+/*
+ * A region owned by a live process other than us belongs to a program
+ * running concurrently (make -j check), not to this one: every process of
+ * this run has exited by now.  The owner is in the region's header, or,
+ * while its creator has not written the header yet, in its name.
  */
 static bool xt_owned_by_other_live_process(const char *name)
 {
 	struct xshm_region_hdr hdr;
 	char path[512];
+	pid_t owner;
 	ssize_t n;
 	int fd;
 
@@ -962,10 +979,14 @@ static bool xt_owned_by_other_live_process(const char *name)
 		return errno == ENOENT;
 	n = pread(fd, &hdr, sizeof(hdr), 0);
 	close(fd);
-	if (n != (ssize_t)sizeof(hdr) || hdr.magic != XSHM_REGION_MAGIC ||
-	    hdr.owner_pid <= 0 || hdr.owner_pid == getpid())
+	if (n == (ssize_t)sizeof(hdr) && hdr.magic == XSHM_REGION_MAGIC &&
+	    hdr.owner_pid > 0)
+		owner = hdr.owner_pid;
+	else
+		owner = xt_creator_of(name);
+	if (owner <= 0 || owner == getpid())
 		return false;
-	return kill(hdr.owner_pid, 0) == 0 || errno == EPERM;
+	return kill(owner, 0) == 0 || errno == EPERM;
 }
 
 static int xt_count_leaks(const struct xt_names *before, bool report)
