@@ -944,19 +944,20 @@ static void xt_free_names(struct xt_names *n)
 	n->count = 0;
 }
 
-/*
- * The process that created region file name, from the endpoint id in it
- * (prov/xshm/addr.c: the pid above the low 24 bits, unless the top bit
- * marks an id taken from a service); 0 when the name does not say.
- */
-static pid_t xt_creator_of(const char *name)
+pid_t xt_region_creator(const char *name)
 {
-	unsigned long long ep_id;
-	unsigned uid;
+	char prefix[32];
+	int len = snprintf(prefix, sizeof(prefix), "xshm-%u-", (unsigned)geteuid());
+	const char *hex;
+	uint64_t ep_id;
 
-	if (sscanf(name, "xshm-%u-%llx", &uid, &ep_id) != 2 || (ep_id >> 63))
+	if (strncmp(name, prefix, len))
 		return 0;
-	return (pid_t)(ep_id >> 24);
+	hex = name + len;
+	if (strlen(hex) != 16 || strspn(hex, "0123456789abcdef") != 16)
+		return 0;
+	ep_id = strtoull(hex, NULL, 16);
+	return ep_id >> 63 ? 0 : (pid_t)(ep_id >> 24);
 }
 
 /*
@@ -983,7 +984,7 @@ static bool xt_owned_by_other_live_process(const char *name)
 	    hdr.owner_pid > 0)
 		owner = hdr.owner_pid;
 	else
-		owner = xt_creator_of(name);
+		owner = xt_region_creator(name);
 	if (owner <= 0 || owner == getpid())
 		return false;
 	return kill(owner, 0) == 0 || errno == EPERM;

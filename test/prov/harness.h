@@ -371,6 +371,14 @@ void *xt_alloc(size_t len);
 /* ---- the program ---- */
 
 /*
+ * The process that created the region file name in /dev/shm, from the
+ * endpoint id in it (prov/xshm/addr.c: the pid above the low 24 bits,
+ * unless the top bit marks an id taken from a service): 0 for any other
+ * name, and for another user's region.
+ */
+pid_t xt_region_creator(const char *name);
+
+/*
  * Runs the suite in CK_FORK mode, then checks that no /dev/shm name
  * containing "xshm" created during the run remains.  Returns the exit code.
  */

@@ -36,26 +36,19 @@ static void av_name(char *buf, size_t len, pid_t pid)
 /* How many of pid's regions and named-AV files /dev/shm holds. */
 static int files_of(pid_t pid)
 {
-	char region_prefix[32], av_file[96], av[64];
+	char av_file[96], av[64];
 	struct dirent *entry;
 	int count = 0;
 	DIR *dir = opendir("/dev/shm");
 
 	XT_ASSERT(dir, "opendir /dev/shm");
-	snprintf(region_prefix, sizeof(region_prefix), "xshm-%u-",
-		 (unsigned) geteuid());
 	av_name(av, sizeof(av), pid);
 	snprintf(av_file, sizeof(av_file), "xshm-av-%u-%s", (unsigned) geteuid(),
 		 av);
 	while ((entry = readdir(dir)) != NULL) {
 		const char *name = entry->d_name;
-		size_t len = strlen(region_prefix);
 
-		if (!strcmp(name, av_file))
-			count++;
-		else if (!strncmp(name, region_prefix, len) &&
-			 strlen(name + len) == 16 &&
-			 strtoull(name + len, NULL, 16) >> 24 == (uint64_t) pid)
+		if (!strcmp(name, av_file) || xt_region_creator(name) == pid)
 			count++;
 	}
 	closedir(dir);
