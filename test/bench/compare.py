@@ -179,12 +179,18 @@ def measure(args, runner, benches, raw):
     return time.time() - start
 
 
+def by_size_and_rep(raw, benches):
+    """{size: {rep: {provider: value}}} of the rows of benches."""
+    out = {}
+    for r in raw:
+        if r["bench"] in benches:
+            out.setdefault(r["size"], {}).setdefault(r["rep"], {})[r["provider"]] = r["value"]
+    return out
+
+
 def summarize(args, bench, raw):
     a, b = args.provs
-    by_rep = {}
-    for r in raw:
-        if r["bench"] == bench:
-            by_rep.setdefault(r["size"], {}).setdefault(r["rep"], {})[r["provider"]] = r["value"]
+    by_rep = by_size_and_rep(raw, (bench,))
     rows, prev = [], {}
     for size in sorted(by_rep):
         vals = {p: [v[p] for v in by_rep[size].values() if p in v] for p in (a, b)}
@@ -258,20 +264,16 @@ def print_ring(args, raw):
     ring's ratio to the second provider and what the first adds over the
     ring, each the median over the repetitions that measured both."""
     a, b = args.provs
-    by_size = {}
-    for r in raw:
-        if r["bench"] == "ring" or (r["bench"] == "latency" and r["provider"] in (a, b)):
-            name = "ring" if r["bench"] == "ring" else r["provider"]
-            by_size.setdefault(r["size"], {}).setdefault(r["rep"], {})[name] = r["value"]
+    by_size = by_size_and_rep(raw, ("ring", "latency"))  # ring_floor's rows say "ring"
     print("\n## ring: %s" % TITLES["ring"].format(a=a, b=b))
     print("%8s %10s %10s %10s %9s %12s" % ("size", "ring", a, b, "ring/" + b,
                                            "%s-ring ns" % a))
     for size in sorted(by_size):
         reps = by_size[size].values()
-        if not any("ring" in v for v in reps):
+        vals = {n: [v[n] for v in reps if n in v] for n in ("ring", a, b)}
+        if not vals["ring"]:
             continue
-        med = {n: statistics.median([v[n] for v in reps if n in v])
-               if any(n in v for v in reps) else None for n in ("ring", a, b)}
+        med = {n: statistics.median(x) if x else None for n, x in vals.items()}
         ratios = [v["ring"] / v[b] for v in reps if v.get("ring") and v.get(b)]
         extra = [(v[a] - v["ring"]) * 1000 for v in reps if "ring" in v and a in v]
         print("%8s %10s %10s %10s %9s %12s" % (
