@@ -191,10 +191,35 @@ START_TEST(handlers_disabled_by_parameter)
 }
 END_TEST
 
+/*
+ * files_of and the harness's leak check find a region's creator in its
+ * name: this user's "xshm-<uid>-" and 16 hex digits of an endpoint id made
+ * by a process, not taken from a service.
+ */
+START_TEST(region_names_tell_their_creator)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "xshm-%u-0000004ee10000f2", (unsigned) geteuid());
+	XT_ASSERT(xt_region_creator(name) == 0x4ee1, "%s", name);
+	snprintf(name, sizeof(name), "xshm-%u-80000000000004d2", (unsigned) geteuid());
+	XT_ASSERT(xt_region_creator(name) == 0, "a service's id: %s", name);
+	snprintf(name, sizeof(name), "xshm-%u-4ee10000f2", (unsigned) geteuid());
+	XT_ASSERT(xt_region_creator(name) == 0, "short: %s", name);
+	snprintf(name, sizeof(name), "xshm-%u-0000004ee10000f2x", (unsigned) geteuid());
+	XT_ASSERT(xt_region_creator(name) == 0, "long: %s", name);
+	snprintf(name, sizeof(name), "xshm-%u-0000004ee10000f2", (unsigned) geteuid() + 1);
+	XT_ASSERT(xt_region_creator(name) == 0, "another user's: %s", name);
+	snprintf(name, sizeof(name), "xshm-av-%u-0000004ee10000f2", (unsigned) geteuid());
+	XT_ASSERT(xt_region_creator(name) == 0, "an AV file: %s", name);
+}
+END_TEST
+
 static Suite *cleanup_suite(void)
 {
 	Suite *s = suite_create("cleanup");
 	TCase *tc = tcase_create("signals");
+	TCase *names = tcase_create("names");
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, sigterm_removes_region);
@@ -202,6 +227,8 @@ static Suite *cleanup_suite(void)
 	tcase_add_test(tc, application_handler_kept);
 	tcase_add_test(tc, handlers_disabled_by_parameter);
 	suite_add_tcase(s, tc);
+	tcase_add_test(names, region_names_tell_their_creator);
+	suite_add_tcase(s, names);
 	return s;
 }
 
