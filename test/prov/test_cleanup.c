@@ -202,7 +202,7 @@ START_TEST(region_names_tell_their_creator)
 
 	snprintf(name, sizeof(name), "xshm-%u-0000004ee10000f2", (unsigned) geteuid());
 	XT_ASSERT(xt_region_creator(name) == 0x4ee1, "%s", name);
-	snprintf(name, sizeof(name), "xshm-%u-80000000000004d2", (unsigned) geteuid());
+	snprintf(name, sizeof(name), "xshm-%u-8000000100abcdef", (unsigned) geteuid());
 	XT_ASSERT(xt_region_creator(name) == 0, "a service's id: %s", name);
 	snprintf(name, sizeof(name), "xshm-%u-4ee10000f2", (unsigned) geteuid());
 	XT_ASSERT(xt_region_creator(name) == 0, "short: %s", name);
