@@ -367,11 +367,10 @@ static bool gather_cells(struct xshm_ep *ep, const struct xshm_cmd *cmd,
  * The receiver learns where a message goes only after matching it: the
  * payload's cache lines are asked for before, so that they cross from the
  * sender's core during the match.  All of them up to PREFETCH_WHOLE_MAX,
- * the first PREFETCH_MAX bytes of a longer payload.  Measured side by side
- * (ab.sh --swap): the whole of 1 KiB made its latency 0.90-0.97 of the
- * first 512 bytes alone, but the whole of 1536 bytes 1.05-1.08, and 1024 of
- * them 1.06-1.10: past about 1 KiB, more lines asked for at once slow the
- * message down.
+ * the first PREFETCH_MAX bytes of a longer payload: asking for the whole
+ * of 1 KiB made its latency 0.90-1.00 of the first 512 bytes alone, but at
+ * 1536 bytes all of them made it 0.99-1.08 and the first 1 KiB 1.06-1.10
+ * (fi_xshm(7)).
  */
 #define PREFETCH_MAX		512
 #define PREFETCH_WHOLE_MAX	1024
