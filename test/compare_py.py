@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Unit tests of test/bench/compare.py's arithmetic: the medians and ratios of
+the two providers, the per-repetition pair ratios, the targets and whether
+they are met, the B/us steps and their CLIFF mark, the copy floor table, the
+near/far placement split and the ring_floor table.  Synthetic rows only; no
+benchmark runs and no plot."""
+import argparse
+import contextlib
+import importlib.util
+import io
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRCDIR_TEST = os.path.join(os.environ["srcdir"], "test") if "srcdir" in os.environ else HERE
+sys.dont_write_bytecode = True
+_spec = importlib.util.spec_from_file_location(
+    "compare", os.path.join(SRCDIR_TEST, "bench", "compare.py"))
+compare = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(compare)
+
+KIB, MIB = 1024, 1024 * 1024
+ARGS = argparse.Namespace(provs=["xshm", "shm"], senders=4)
+
+
+def row(bench, provider, size, rep, value):
+    return {"bench": bench, "provider": provider, "size": size, "rep": rep,
+            "value": value}
+
+
+def pair(bench, size, rep, first, second):
+    return [row(bench, "xshm", size, rep, first), row(bench, "shm", size, rep, second)]
+
+
+def lines_of(func, *a):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        func(*a)
+    return {l.split()[0]: l for l in out.getvalue().splitlines() if l.strip()}
+
+
+class Summarize(unittest.TestCase):
+    def setUp(self):
+        raw = (pair("latency", 8, 0, 1.0, 8.0) + pair("latency", 8, 1, 2.0, 1.0)
+               + pair("latency", 8, 2, 4.0, 5.0))
+        self.r = compare.summarize(ARGS, "latency", raw)[0]
+
+    def test_median_of_each_provider(self):
+        self.assertEqual((self.r["median_xshm"], self.r["median_shm"]), (2.0, 5.0))
+
+    def test_ratio_is_first_median_over_second(self):
+        self.assertAlmostEqual(self.r["ratio"], 0.4)
+
+    def test_pairs_is_median_of_per_repetition_ratios(self):
+        self.assertAlmostEqual(self.r["pair_ratio"], 0.8)
+
+    def test_n_counts_repetitions(self):
+        self.assertEqual(self.r["n"], 3)
+
+    def test_repetition_missing_a_provider_is_left_out_of_pairs(self):
+        raw = pair("latency", 8, 0, 1.0, 2.0) + [row("latency", "xshm", 8, 1, 3.0)]
+        r = compare.summarize(ARGS, "latency", raw)[0]
+        self.assertEqual((r["median_xshm"], r["pair_ratio"], r["n"]), (2.0, 0.5, 1))
+
+
+class Targets(unittest.TestCase):
+    def test_latency_targets(self):
+        got = [compare.target_for("latency", s)
+               for s in (8, KIB, 2007, 4 * KIB, 8 * KIB, 16 * KIB, 64 * KIB, 4 * MIB)]
+        self.assertEqual(got, [0.6, 0.6, None, 0.9, 0.45, 0.6, 1.0, 1.0])
+
+    def test_bandwidth_targets(self):
+        got = [compare.target_for("bandwidth", s) for s in (8, 64, KIB, 2 * KIB, MIB)]
+        self.assertEqual(got, [3.0, 2.0, 2.0, None, 1.0])
+
+    def test_msgrate_target(self):
+        self.assertEqual(compare.target_for("msgrate", 8), 3.0)
+
+    def test_latency_met_at_or_below_bound(self):
+        raw = (pair("latency", 8, 0, 5.0, 10.0) + pair("latency", 16, 0, 6.0, 10.0)
+               + pair("latency", 32, 0, 7.0, 10.0) + pair("latency", 2007, 0, 1.0, 10.0))
+        got = [r["met"] for r in compare.summarize(ARGS, "latency", raw)]
+        self.assertEqual(got, [True, True, False, None])
+
+    def test_bandwidth_met_at_or_above_bound(self):
+        raw = (pair("bandwidth", 8, 0, 30.0, 10.0) + pair("bandwidth", 64, 0, 40.0, 10.0)
+               + pair("bandwidth", KIB, 0, 19.0, 10.0))
+        got = [r["met"] for r in compare.summarize(ARGS, "bandwidth", raw)]
+        self.assertEqual(got, [True, True, False])
+
+
+class Steps(unittest.TestCase):
+    def test_latency_step_is_bytes_per_us_against_previous_size(self):
+        raw = (pair("latency", KIB, 0, 2.0, 1.0) + pair("latency", 2 * KIB, 0, 8.0, 1.0)
+               + pair("latency", 4 * KIB, 0, 8.0, 4.0))
+        rows = compare.summarize(ARGS, "latency", raw)
+        self.assertEqual([r["step_xshm"] for r in rows], [None, 0.5, 2.0])
+        self.assertEqual([r["step_shm"] for r in rows], [None, 2.0, 0.5])
+
+    def test_bandwidth_step_is_median_over_previous_median(self):
+        raw = pair("bandwidth", 64, 0, 100.0, 100.0) + pair("bandwidth", 128, 0, 50.0, 400.0)
+        rows = compare.summarize(ARGS, "bandwidth", raw)
+        self.assertEqual([r["step_xshm"] for r in rows], [None, 0.5])
+        self.assertEqual([r["step_shm"] for r in rows], [None, 4.0])
+
+
+class PrintTable(unittest.TestCase):
+    def setUp(self):
+        def r(size, met, step):
+            return {"size": size, "median_xshm": 1.0, "median_shm": 2.0, "ratio": 0.5,
+                    "pair_ratio": 0.5, "target": 0.6, "met": met, "step_xshm": step,
+                    "step_shm": 1.0}
+        rows = [r(8, True, None), r(16, False, 0.9), r(32, None, 0.89)]
+        self.lines = lines_of(compare.print_table, ARGS, "latency", rows)
+
+    def test_cliff_marked_below_threshold_only(self):
+        self.assertIn("CLIFF", self.lines["32"])
+        self.assertNotIn("CLIFF", self.lines["16"])
+        self.assertNotIn("CLIFF", self.lines["8"])
+
+    def test_ok_column(self):
+        self.assertEqual([self.lines[s].split()[6] for s in ("8", "16", "32")],
+                         ["yes", "NO", "-"])
+
+
+class Floor(unittest.TestCase):
+    def setUp(self):
+        raw = [row("floor", "floor-memcpy", 64 * KIB, rep, v)
+               for rep, v in enumerate((1.0, 2.0, 3.0))]
+        raw += [row("floor", "floor-memcpy", 128 * KIB, 0, 8.0),
+                row("floor", "floor-cma", 64 * KIB, 0, 4.0),
+                row("floor", "floor-cma", 256 * KIB, 0, 4.0),
+                row("latency", "floor-memcpy", 64 * KIB, 0, 100.0)]
+        self.floor = compare.summarize_floor(raw)
+
+    def test_medians_and_steps_per_method(self):
+        self.assertEqual(self.floor, {
+            "memcpy": [(64 * KIB, 2.0, None), (128 * KIB, 8.0, 0.5)],
+            "memcpy-split": [],
+            "cma": [(64 * KIB, 4.0, None), (256 * KIB, 4.0, 4.0)],
+            "cma-split": []})
+
+    def test_floor_step_of_reference_method(self):
+        self.assertEqual(compare.floor_step(self.floor, 128 * KIB), 0.5)
+        self.assertIsNone(compare.floor_step(self.floor, 64 * KIB))
+
+    def test_floor_step_none_for_size_not_measured(self):
+        self.assertIsNone(compare.floor_step(self.floor, 256 * KIB))
+
+
+class Placements(unittest.TestCase):
+    @staticmethod
+    def raw(probes):
+        out = []
+        for rep, v in enumerate(probes):
+            out += pair("latency", 8, rep, 1.0, v) + pair("latency", 16, rep, 1.0, 0.5)
+        return out
+
+    def test_split_by_second_provider_at_smallest_size(self):
+        split = compare.placements(ARGS, self.raw([1.0] * 5 + [2.5] * 5 + [2.0]))
+        self.assertEqual(split, ({0, 1, 2, 3, 4, 10}, {5, 6, 7, 8, 9}))
+
+    def test_none_when_a_side_has_too_few_repetitions(self):
+        self.assertIsNone(compare.placements(ARGS, self.raw([1.0] * 6 + [2.5] * 4)))
+
+
+class PrintRing(unittest.TestCase):
+    def setUp(self):
+        raw = []
+        for rep, (ring, first, second) in enumerate(((0.1, 0.3, 0.5), (0.2, 0.3, 0.4),
+                                                     (0.3, 0.9, 0.5))):
+            raw += [row("ring", "ring", 8, rep, ring)] + pair("latency", 8, rep, first, second)
+            raw += pair("latency", 64, rep, 1.0, 1.0)
+        self.lines = lines_of(compare.print_ring, ARGS, raw)
+
+    def test_ring_row_medians_and_pair_figures(self):
+        self.assertEqual(self.lines["8"].split(), ["8", "0.200", "0.300", "0.500", "0.50", "200"])
+
+    def test_size_without_ring_rows_not_printed(self):
+        self.assertNotIn("64", self.lines)
+
+
+class BySizeAndRep(unittest.TestCase):
+    def test_groups_only_named_benches(self):
+        raw = [row("latency", "xshm", 8, 0, 1.0), row("ring", "ring", 8, 0, 0.5),
+               row("bandwidth", "xshm", 8, 0, 99.0), row("bandwidth", "shm", 64, 1, 9.0)]
+        self.assertEqual(compare.by_size_and_rep(raw, ("latency", "ring")),
+                         {8: {0: {"xshm": 1.0, "ring": 0.5}}})
+
+
+if __name__ == "__main__":
+    unittest.main()
