@@ -11,6 +11,12 @@
  * xshm_copy_streaming writes with non-temporal stores, which leave nothing
  * in this CPU's cache and take no line from another's: for filling a bounce
  * buffer when that is cheaper (store_choice.h).
+ *
+ * xshm_copy_descending copies from the last bytes down to the first, so
+ * that the CPU's stream prefetcher, following the reads, runs toward the
+ * lines before src rather than past its end: for copying a payload out of
+ * a ring cell when it ends in the cell's last lines, past which lie the
+ * next cell's, that the sender has asked to own for its next message.
  */
 #ifndef XSHM_SHM_COPY_H
 #define XSHM_SHM_COPY_H
@@ -21,6 +27,8 @@
 
 #define XSHM_COPY_LOOP_MIN	2048
 #define XSHM_COPY_LOOP_MAX	XSHM_BUF_SIZE
+/* In-cell payloads longer than this are copied out descending (recv.c). */
+#define XSHM_COPY_DOWN_ABOVE	1024
 
 typedef void xshm_copy_fn(void *dst, const void *src, size_t len);
 
@@ -31,5 +39,10 @@ void xshm_copy(void *dst, const void *src, size_t len);
  * non-temporal stores.
  */
 void xshm_copy_streaming(void *dst, const void *src, size_t len);
+/*
+ * Each byte is read before any byte below it is written, so it also moves
+ * bytes up within one buffer (dst after src), as memmove does.
+ */
+void xshm_copy_descending(void *dst, const void *src, size_t len);
 
 #endif

@@ -2,8 +2,9 @@
  * The floor under xshm's small-message latency: two processes ping-pong
  * through two of xshm's rings (shm/ring.c) and nothing else.  The sender
  * copies the payload into the cell where a short message's payload goes
- * and commits it; the receiver polls the ring, copies the payload out and
- * releases the cell.  What `latency -p xshm` takes on top of this, at the
+ * and commits it; the receiver polls the ring, copies the payload out (from
+ * its end above XSHM_COPY_DOWN_ABOVE, as the provider does) and releases
+ * the cell.  What `latency -p xshm` takes on top of this, at the
  * same size in the same minute, is the provider's own software.
  *
  *   ring_floor [-s sizes] [-i iterations] [-r repetitions]
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "shm/copy.h"
 #include "shm/layout.h"
 #include "shm/ring.h"
 
@@ -51,7 +53,10 @@ static void recv_one(const struct xshm_ring_ref *in, void *buf)
 
 	while (!(cmd = xshm_ring_peek(in)))
 		;
-	memcpy(buf, cmd->short_data, cmd->chunk_len);
+	if (cmd->chunk_len > XSHM_COPY_DOWN_ABOVE)	/* as the provider does */
+		xshm_copy_descending(buf, cmd->short_data, cmd->chunk_len);
+	else
+		memcpy(buf, cmd->short_data, cmd->chunk_len);
 	xshm_ring_release_n(in, 1);
 }
 

@@ -2,7 +2,10 @@
  * Unit tests of shm/copy.c: every length across the vector loop's range
  * and its edges, at every misalignment of source and destination, copies
  * exactly its bytes and writes nothing around them; the same for the
- * streaming copy, whose edges are its first and last whole cache lines.
+ * streaming copy, whose edges are its first and last whole cache lines,
+ * and for the descending copy over every length a ring cell holds, which
+ * must also move bytes up within one buffer, as only a copy that reads
+ * each byte before it writes below it can.
  */
 #include <check.h>
 #include <stdint.h>
@@ -95,6 +98,39 @@ START_TEST(streaming_a_bounce_buffer_at_every_alignment)
 }
 END_TEST
 
+START_TEST(descending_every_cell_length_and_misalignment)
+{
+	fill_source();
+	for (size_t len = 0; len <= XSHM_CELL_SIZE; len++)
+		check_copy_with(xshm_copy_descending, len, len % 64, 0);
+	for (size_t src_off = 0; src_off < 64; src_off += 3)
+		for (size_t dst_off = 0; dst_off < 64; dst_off += 5)
+			check_copy_with(xshm_copy_descending, 2008, src_off, dst_off);
+}
+END_TEST
+
+/* Bytes 0..len-1 of a pattern moved up by shift within one buffer. */
+static void check_moved_up(size_t len, size_t shift)
+{
+	for (size_t i = 0; i < SPAN; i++)
+		dst_buf[i] = (unsigned char) (i * 131 + 7);
+	xshm_copy_descending(dst_buf + shift, dst_buf, len);
+	for (size_t i = 0; i < len; i++)
+		ck_assert_msg(dst_buf[shift + i] == (unsigned char) (i * 131 + 7),
+			      "len %zu shifted by %zu: byte %zu wrong", len, shift, i);
+}
+
+START_TEST(descending_moves_bytes_up_within_a_buffer)
+{
+	const size_t shifts[] = { 1, 8, 31, 32, 63, 64, 65, 200 };
+
+	for (size_t i = 0; i < sizeof(shifts) / sizeof(shifts[0]); i++)
+		for (size_t len = 0; len <= 300; len += 7)
+			check_moved_up(len, shifts[i]);
+	check_moved_up(XSHM_CELL_SIZE, 40);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("copy");
@@ -105,6 +141,8 @@ int main(void)
 	tcase_add_test(tc, every_misalignment_inside_the_loop);
 	tcase_add_test(tc, streaming_every_short_length_at_every_alignment);
 	tcase_add_test(tc, streaming_a_bounce_buffer_at_every_alignment);
+	tcase_add_test(tc, descending_every_cell_length_and_misalignment);
+	tcase_add_test(tc, descending_moves_bytes_up_within_a_buffer);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }
