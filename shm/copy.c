@@ -88,49 +88,6 @@ void xshm_copy_streaming(void *dst, const void *src, size_t len)
 	_mm_sfence();
 }
 
-/* 64 bytes a step from the end down; memmove does the first len % 64. */
-static void copy_down_sse2(unsigned char *dst, const unsigned char *src,
-			   size_t len)
-{
-	for (; len >= 64; len -= 64) {
-		const unsigned char *s = src + len - 64;
-		unsigned char *d = dst + len - 64;
-		__m128i a = _mm_loadu_si128((const __m128i *) s);
-		__m128i b = _mm_loadu_si128((const __m128i *) (s + 16));
-		__m128i c = _mm_loadu_si128((const __m128i *) (s + 32));
-		__m128i e = _mm_loadu_si128((const __m128i *) (s + 48));
-
-		_mm_storeu_si128((__m128i *) (d + 48), e);
-		_mm_storeu_si128((__m128i *) (d + 32), c);
-		_mm_storeu_si128((__m128i *) (d + 16), b);
-		_mm_storeu_si128((__m128i *) d, a);
-	}
-	memmove(dst, src, len);
-}
-
-__attribute__((target("avx2")))
-static void copy_down_avx2(unsigned char *dst, const unsigned char *src,
-			   size_t len)
-{
-	for (; len >= 64; len -= 64) {
-		const unsigned char *s = src + len - 64;
-		unsigned char *d = dst + len - 64;
-		__m256i a = _mm256_loadu_si256((const __m256i *) s);
-		__m256i b = _mm256_loadu_si256((const __m256i *) (s + 32));
-
-		_mm256_storeu_si256((__m256i *) (d + 32), b);
-		_mm256_storeu_si256((__m256i *) d, a);
-	}
-	memmove(dst, src, len);
-}
-
-void xshm_copy_descending(void *dst, const void *src, size_t len)
-{
-	if (__builtin_cpu_supports("avx2"))
-		copy_down_avx2(dst, src, len);
-	else
-		copy_down_sse2(dst, src, len);
-}
 #else
 void xshm_copy(void *dst, const void *src, size_t len)
 {
@@ -141,17 +98,35 @@ void xshm_copy_streaming(void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
 }
+#endif
 
+#ifdef __x86_64__
+#define AVX2_OR_DEFAULT	__attribute__((target_clones("avx2", "default")))
+#else
+#define AVX2_OR_DEFAULT
+#endif
+
+/* 32 bytes at any alignment: one vector move where the CPU has them. */
+typedef unsigned char half_step __attribute__((vector_size(32), aligned(1),
+					       may_alias));
+
+/*
+ * 64 bytes a step from the end down, each step loaded whole before it is
+ * stored; memmove does the first len % 64.
+ */
+AVX2_OR_DEFAULT
 void xshm_copy_descending(void *dst, const void *src, size_t len)
 {
 	unsigned char *d = dst;
 	const unsigned char *s = src;
-	uint64_t word;
 
-	for (; len >= sizeof(word); len -= sizeof(word)) {
-		memcpy(&word, s + len - sizeof(word), sizeof(word));
-		memcpy(d + len - sizeof(word), &word, sizeof(word));
+	for (; len >= 2 * sizeof(half_step); len -= 2 * sizeof(half_step)) {
+		const half_step *from = (const half_step *) (s + len) - 2;
+		half_step *to = (half_step *) (d + len) - 2;
+		half_step low = from[0], high = from[1];
+
+		to[1] = high;
+		to[0] = low;
 	}
 	memmove(d, s, len);
 }
-#endif
