@@ -100,26 +100,18 @@ void xshm_copy_streaming(void *dst, const void *src, size_t len)
 }
 #endif
 
-#ifdef __x86_64__
-#define AVX2_OR_DEFAULT	__attribute__((target_clones("avx2", "default")))
-#else
-#define AVX2_OR_DEFAULT
-#endif
-
 /* 32 bytes at any alignment: one vector move where the CPU has them. */
 typedef unsigned char half_step __attribute__((vector_size(32), aligned(1),
 					       may_alias));
 
 /*
  * 64 bytes a step from the end down, each step loaded whole before it is
- * stored; memmove does the first len % 64.
+ * stored; memmove does the first len % 64.  Inlined into a version for
+ * AVX2, whose vector moves are 32 bytes, and one for any CPU.
  */
-AVX2_OR_DEFAULT
-void xshm_copy_descending(void *dst, const void *src, size_t len)
+static inline __attribute__((always_inline))
+void copy_down(unsigned char *d, const unsigned char *s, size_t len)
 {
-	unsigned char *d = dst;
-	const unsigned char *s = src;
-
 	for (; len >= 2 * sizeof(half_step); len -= 2 * sizeof(half_step)) {
 		const half_step *from = (const half_step *) (s + len) - 2;
 		half_step *to = (half_step *) (d + len) - 2;
@@ -129,4 +121,23 @@ void xshm_copy_descending(void *dst, const void *src, size_t len)
 		to[0] = low;
 	}
 	memmove(d, s, len);
+}
+
+#ifdef __x86_64__
+__attribute__((target("avx2")))
+static void copy_down_avx2(unsigned char *d, const unsigned char *s, size_t len)
+{
+	copy_down(d, s, len);
+}
+#endif
+
+void xshm_copy_descending(void *dst, const void *src, size_t len)
+{
+#ifdef __x86_64__
+	if (__builtin_cpu_supports("avx2")) {
+		copy_down_avx2(dst, src, len);
+		return;
+	}
+#endif
+	copy_down(dst, src, len);
 }
