@@ -87,7 +87,6 @@ void xshm_copy_streaming(void *dst, const void *src, size_t len)
 	memcpy(d, s, len);
 	_mm_sfence();
 }
-
 #else
 void xshm_copy(void *dst, const void *src, size_t len)
 {
@@ -125,7 +124,8 @@ void copy_down(unsigned char *d, const unsigned char *s, size_t len)
 
 #ifdef __x86_64__
 __attribute__((target("avx2")))
-static void copy_down_avx2(unsigned char *d, const unsigned char *s, size_t len)
+static void copy_down_avx2(unsigned char *d, const unsigned char *s,
+			   size_t len)
 {
 	copy_down(d, s, len);
 }
