@@ -158,7 +158,8 @@ static int copy_hint_addr(const void *hint, size_t len, void **out,
 {
 	struct xshm_addr addr;
 
-	if (!hint)
+	/* A zero length says there is no address, whatever the pointer. */
+	if (!hint || !len)
 		return 0;
 	if (xshm_addr_parse(hint, len, &addr) ||
 	    addr.node_id != xshm_params.node_id)
@@ -167,6 +168,23 @@ static int copy_hint_addr(const void *hint, size_t len, void **out,
 	return *out ? 0 : -FI_ENOMEM;
 }
 
+/* A fresh address of this process's own, as an ephemeral port would be. */
+static void *new_source_address(size_t *len)
+{
+	struct xshm_addr addr = {
+		.node_id = xshm_params.node_id,
+		.ep_id = xshm_ep_id_new(),
+	};
+
+	return address_string(&addr, len);
+}
+
+/*
+ * Addresses from node and service first (with FI_SOURCE they name the
+ * source, whatever the hints say), then from the hints.  Every info carries
+ * a source address, so that an application may pass it back in its hints
+ * (fabtests' clients do) or print it.
+ */
 static int set_addresses(struct fi_info *info, const char *node,
 			 const char *service, uint64_t flags,
 			 const struct fi_info *hints)
@@ -186,18 +204,21 @@ static int set_addresses(struct fi_info *info, const char *node,
 		if (have_addr && !info->src_addr && !info->dest_addr)
 			return -FI_ENOMEM;
 	}
-	if (!hints)
-		return 0;
-	if (!info->src_addr && !(flags & FI_SOURCE)) {
+	if (hints && !info->src_addr && !(flags & FI_SOURCE)) {
 		ret = copy_hint_addr(hints->src_addr, hints->src_addrlen,
 				     &info->src_addr, &info->src_addrlen);
 		if (ret)
 			return ret;
 	}
-	if (!info->dest_addr && !node && !service)
-		return copy_hint_addr(hints->dest_addr, hints->dest_addrlen,
-				      &info->dest_addr, &info->dest_addrlen);
-	return 0;
+	if (hints && !info->dest_addr && !node && !service) {
+		ret = copy_hint_addr(hints->dest_addr, hints->dest_addrlen,
+				     &info->dest_addr, &info->dest_addrlen);
+		if (ret)
+			return ret;
+	}
+	if (!info->src_addr)
+		info->src_addr = new_source_address(&info->src_addrlen);
+	return info->src_addr ? 0 : -FI_ENOMEM;
 }
 
 static uint64_t choose_mr_mode(uint32_t version, const struct fi_info *hints)
@@ -217,8 +238,8 @@ static void apply_hints(struct fi_info *info, uint32_t version,
 	uint64_t caps = choose_caps(hints ? hints->caps : 0);
 
 	info->caps = caps;
-	info->tx_attr->caps = caps & (XSHM_TX_CAPS | FI_LOCAL_COMM);
-	info->rx_attr->caps = caps & (XSHM_RX_CAPS | FI_LOCAL_COMM);
+	info->tx_attr->caps = caps & XSHM_TX_CAPS;
+	info->rx_attr->caps = caps & XSHM_RX_CAPS;
 	info->domain_attr->mr_mode = choose_mr_mode(version, hints);
 	if (dom && dom->threading != FI_THREAD_UNSPEC)
 		info->domain_attr->threading = dom->threading;

@@ -81,6 +81,27 @@ START_TEST(getinfo_secondary_caps_returned_when_requested)
 }
 END_TEST
 
+/*
+ * Domain capabilities belong to the info and the domain, not to the
+ * transmit and receive contexts (fabtests' getinfo_caps checks).
+ */
+START_TEST(getinfo_context_caps_hold_no_domain_caps)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	const uint64_t domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV;
+	struct fi_info *info;
+
+	cfg.caps |= FI_LOCAL_COMM;
+	info = getinfo_ok(&cfg);
+	XT_ASSERT(info->caps & FI_LOCAL_COMM, "FI_LOCAL_COMM asked, not given");
+	XT_ASSERT(!(info->tx_attr->caps & domain_caps), "tx_attr caps 0x%llx",
+		  (unsigned long long)info->tx_attr->caps);
+	XT_ASSERT(!(info->rx_attr->caps & domain_caps), "rx_attr caps 0x%llx",
+		  (unsigned long long)info->rx_attr->caps);
+	fi_freeinfo(info);
+}
+END_TEST
+
 START_TEST(getinfo_requires_no_mode_bits)
 {
 	struct xt_cfg cfg = xt_cfg_default();
@@ -153,9 +174,17 @@ START_TEST(getinfo_max_msg_size_is_1GiB)
 }
 END_TEST
 
-START_TEST(getinfo_av_type_unspec_resolves_to_table)
+/*
+ * The hint's AV type comes back as asked, FI_AV_UNSPEC included, as shm
+ * reports it: fabtests send to index 0 of an FI_AV_TABLE after a second
+ * client's insert (fi_rdm_multi_client), which only an unspecified type
+ * spares them.  Every type opens the same table.
+ */
+START_TEST(getinfo_av_type_echoes_the_hint)
 {
-	static const enum fi_av_type asked[] = { FI_AV_UNSPEC, FI_AV_TABLE };
+	static const enum fi_av_type asked[] = {
+		FI_AV_UNSPEC, FI_AV_TABLE, FI_AV_MAP,
+	};
 	struct xt_cfg cfg = xt_cfg_default();
 
 	for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
@@ -163,7 +192,7 @@ START_TEST(getinfo_av_type_unspec_resolves_to_table)
 
 		hints->domain_attr->av_type = asked[i];
 		XT_ASSERT_OK(fi_getinfo(XT_API, NULL, NULL, 0, hints, &info));
-		XT_ASSERT(info->domain_attr->av_type == FI_AV_TABLE,
+		XT_ASSERT(info->domain_attr->av_type == asked[i],
 			  "asked %d, got av_type %d", asked[i], info->domain_attr->av_type);
 		fi_freeinfo(info);
 		fi_freeinfo(hints);
@@ -414,6 +443,113 @@ START_TEST(getinfo_client_reaches_server_opened_with_same_service)
 }
 END_TEST
 
+/* fi_getinfo's info for node, service and flags, asserting success. */
+static struct fi_info *info_for(const char *node, const char *service,
+				uint64_t flags, const struct fi_info *hints)
+{
+	struct fi_info *info = NULL;
+
+	XT_ASSERT_OK(fi_getinfo(XT_API, node, service, flags, hints, &info));
+	XT_ASSERT(info != NULL, "no info returned");
+	return info;
+}
+
+static void assert_src_addr(const struct fi_info *info, const char *what)
+{
+	XT_ASSERT(xt_is_xshm_addr(info->src_addr, info->src_addrlen),
+		  "%s: src_addr %p of length %zu is not an xshm address", what,
+		  info->src_addr, info->src_addrlen);
+}
+
+/* fabtests' fi_getinfo_test checks that every info names a source. */
+START_TEST(getinfo_every_info_carries_a_source_address)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct fi_info *hints = xt_hints(&cfg), *info;
+
+	info = info_for(NULL, NULL, 0, hints);
+	assert_src_addr(info, "no node, service or flags");
+	fi_freeinfo(info);
+	info = info_for("localhost", service_name(0), 0, hints);
+	assert_src_addr(info, "a node and a service");
+	XT_ASSERT(xt_is_xshm_addr(info->dest_addr, info->dest_addrlen),
+		  "a node and a service give no destination");
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+END_TEST
+
+/*
+ * A source named by a node alone is an address of this process's own, a
+ * fresh one each time, as an ephemeral port would be: fabtests' clients ask
+ * for it and pass it back in their hints.
+ */
+START_TEST(getinfo_source_node_alone_gives_a_fresh_address)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct fi_info *hints = xt_hints(&cfg);
+	struct fi_info *a = info_for("127.0.0.1", NULL, FI_SOURCE, hints);
+	struct fi_info *b = info_for("127.0.0.1", NULL, FI_SOURCE, hints);
+
+	assert_src_addr(a, "first");
+	assert_src_addr(b, "second");
+	XT_ASSERT(strcmp(a->src_addr, b->src_addr) != 0, "both %s",
+		  (char *)a->src_addr);
+	XT_ASSERT(a->dest_addr == NULL, "a source request gave a destination");
+	fi_freeinfo(a);
+	fi_freeinfo(b);
+	fi_freeinfo(hints);
+}
+END_TEST
+
+/* fabtests' client: its source into the hints, then the server's service. */
+START_TEST(getinfo_source_in_the_hints_is_kept_beside_a_destination)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct fi_info *hints = xt_hints(&cfg);
+	struct fi_info *src = info_for("127.0.0.1", NULL, FI_SOURCE, hints);
+	struct fi_info *info;
+
+	hints->src_addr = strdup(src->src_addr);
+	hints->src_addrlen = src->src_addrlen;
+	info = info_for("127.0.0.1", service_name(0), 0, hints);
+	XT_ASSERT(info->src_addr && strcmp(info->src_addr, src->src_addr) == 0,
+		  "src_addr %s, hinted %s",
+		  info->src_addr ? (char *)info->src_addr : "NULL",
+		  (char *)src->src_addr);
+	XT_ASSERT(xt_is_xshm_addr(info->dest_addr, info->dest_addrlen),
+		  "no destination for the service");
+	fi_freeinfo(info);
+	fi_freeinfo(src);
+	fi_freeinfo(hints);
+}
+END_TEST
+
+/*
+ * fabtests copy a NULL address of length 0 with malloc(0): a hint whose
+ * length is 0 names no address, whatever its pointer.
+ */
+START_TEST(getinfo_hint_address_of_length_zero_counts_as_none)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct fi_info *hints = xt_hints(&cfg), *info;
+
+	hints->src_addr = malloc(1);
+	hints->dest_addr = malloc(1);
+	info = info_for("127.0.0.1", service_name(0), 0, hints);
+	assert_src_addr(info, "a source hint of length 0");
+	XT_ASSERT(xt_is_xshm_addr(info->dest_addr, info->dest_addrlen),
+		  "no destination for the service");
+	fi_freeinfo(info);
+	info = info_for(NULL, NULL, 0, hints);
+	assert_src_addr(info, "both hints of length 0");
+	XT_ASSERT(info->dest_addr == NULL && info->dest_addrlen == 0,
+		  "a destination hint of length 0 gave a destination");
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+}
+END_TEST
+
 static Suite *getinfo_suite(void)
 {
 	Suite *s = suite_create("getinfo");
@@ -430,13 +566,14 @@ static Suite *getinfo_suite(void)
 	tcase_add_test(attrs, getinfo_caps_exclude_rma_atomic_remote_comm);
 	tcase_add_test(attrs, getinfo_secondary_caps_only_when_requested);
 	tcase_add_test(attrs, getinfo_secondary_caps_returned_when_requested);
+	tcase_add_test(attrs, getinfo_context_caps_hold_no_domain_caps);
 	tcase_add_test(attrs, getinfo_requires_no_mode_bits);
 	tcase_add_test(attrs, getinfo_addr_format_is_str);
 	tcase_add_test(attrs, getinfo_data_progress_is_manual);
 	tcase_add_test(attrs, getinfo_inject_size_is_4096);
 	tcase_add_test(attrs, getinfo_iov_limits_are_at_least_4);
 	tcase_add_test(attrs, getinfo_max_msg_size_is_1GiB);
-	tcase_add_test(attrs, getinfo_av_type_unspec_resolves_to_table);
+	tcase_add_test(attrs, getinfo_av_type_echoes_the_hint);
 	tcase_add_loop_test(attrs, getinfo_honours_threading_hint, 0, nthreading);
 	suite_add_tcase(s, attrs);
 
@@ -455,6 +592,10 @@ static Suite *getinfo_suite(void)
 	tcase_add_test(service, getinfo_different_services_give_different_addrs);
 	tcase_add_test(service, getinfo_localhost_service_gives_dest_addr_of_that_service);
 	tcase_add_test(service, getinfo_client_reaches_server_opened_with_same_service);
+	tcase_add_test(service, getinfo_every_info_carries_a_source_address);
+	tcase_add_test(service, getinfo_source_node_alone_gives_a_fresh_address);
+	tcase_add_test(service, getinfo_source_in_the_hints_is_kept_beside_a_destination);
+	tcase_add_test(service, getinfo_hint_address_of_length_zero_counts_as_none);
 	suite_add_tcase(s, service);
 	return s;
 }
