@@ -242,7 +242,45 @@ static int xshm_ep_setname(fid_t fid, void *addr, size_t addrlen)
 	return 0;
 }
 
+/*
+ * An RDM endpoint has names but no connections.  libfabric calls the cm
+ * operations without checking for NULL (fabtests' fi_cq_data shuts an RDM
+ * endpoint down), so each one answers.
+ */
 static int xshm_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_no_connect(struct fid_ep *ep, const void *addr,
+			   const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_no_listen(struct fid_pep *pep)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+			  size_t paramlen)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+			struct fid_mc **mc, void *context)
 {
 	return -FI_ENOSYS;
 }
@@ -302,11 +340,35 @@ static struct fi_ops xshm_ep_fi_ops = {
 	.ops_open = xshm_fid_no_ops_open,
 };
 
+/* Contexts belong to scalable endpoints, which xshm does not have. */
+static int xshm_no_tx_ctx(struct fid_ep *ep, int index,
+			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			  void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static int xshm_no_rx_ctx(struct fid_ep *ep, int index,
+			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			  void *context)
+{
+	return -FI_ENOSYS;
+}
+
+static ssize_t xshm_no_size_left(struct fid_ep *ep)
+{
+	return -FI_ENOSYS;
+}
+
 static struct fi_ops_ep xshm_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = xshm_ep_cancel,
 	.getopt = xshm_ep_getopt,
 	.setopt = xshm_ep_setopt,
+	.tx_ctx = xshm_no_tx_ctx,
+	.rx_ctx = xshm_no_rx_ctx,
+	.rx_size_left = xshm_no_size_left,
+	.tx_size_left = xshm_no_size_left,
 };
 
 static struct fi_ops_cm xshm_cm_ops = {
@@ -314,6 +376,12 @@ static struct fi_ops_cm xshm_cm_ops = {
 	.setname = xshm_ep_setname,
 	.getname = xshm_ep_getname,
 	.getpeer = xshm_no_getpeer,
+	.connect = xshm_no_connect,
+	.listen = xshm_no_listen,
+	.accept = xshm_no_accept,
+	.reject = xshm_no_reject,
+	.shutdown = xshm_no_shutdown,
+	.join = xshm_no_join,
 };
 
 static int init_address(struct xshm_ep *ep, const struct fi_info *info)

@@ -201,6 +201,32 @@ START_TEST(bad_av_insert_of_null_addr_gives_einval)
 }
 END_TEST
 
+/*
+ * Calls an RDM endpoint has no use for answer -FI_ENOSYS: libfabric's
+ * inline wrappers call them unchecked (fabtests' fi_cq_data shuts its RDM
+ * endpoint down).
+ */
+START_TEST(bad_connection_and_context_calls_on_an_rdm_ep_give_enosys)
+{
+	struct fid_ep *ctx = NULL;
+	struct fid_mc *mc = NULL;
+	struct xt_ep x;
+
+	cfg = xt_cfg_default();
+	xt_open(&x, &cfg);
+	XT_ASSERT_RC(fi_shutdown(x.ep, 0), -FI_ENOSYS);
+	XT_ASSERT_RC(fi_connect(x.ep, x.name, NULL, 0), -FI_ENOSYS);
+	XT_ASSERT_RC(fi_accept(x.ep, NULL, 0), -FI_ENOSYS);
+	XT_ASSERT_RC(fi_join(x.ep, x.name, 0, &mc, NULL), -FI_ENOSYS);
+	XT_ASSERT_RC(fi_tx_context(x.ep, 0, NULL, &ctx, NULL), -FI_ENOSYS);
+	XT_ASSERT_RC(fi_rx_context(x.ep, 0, NULL, &ctx, NULL), -FI_ENOSYS);
+	/* fi_rx_size_left and fi_tx_size_left are deprecated: their ops. */
+	XT_ASSERT_RC(x.ep->ops->rx_size_left(x.ep), -FI_ENOSYS);
+	XT_ASSERT_RC(x.ep->ops->tx_size_left(x.ep), -FI_ENOSYS);
+	xt_close(&x);
+}
+END_TEST
+
 static Suite *bad_input_suite(void)
 {
 	Suite *s = suite_create("bad_input");
@@ -222,6 +248,7 @@ static Suite *bad_input_suite(void)
 	tcase_add_test(setup, bad_enable_without_cq_gives_enocq);
 	tcase_add_test(setup, bad_enable_without_av_gives_enoav);
 	tcase_add_test(setup, bad_av_insert_of_null_addr_gives_einval);
+	tcase_add_test(setup, bad_connection_and_context_calls_on_an_rdm_ep_give_enosys);
 	suite_add_tcase(s, setup);
 	return s;
 }
