@@ -106,9 +106,30 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 }
 
 /*
+ * A receiver pushes its ack and may close at once: the ack can still sit
+ * in our ring, behind commands this progress call did not reach, when we
+ * see the receiver gone.  Its cell was published before the receiver
+ * closed, so it is visible now.  Continuation cells hold payload that could
+ * look like an ack: the cost of that is a send reaped one call later.
+ */
+static bool ack_in_ring(const struct xshm_ep *ep, const struct xshm_tx_op *op)
+{
+	const struct xshm_ring_ref *ring = &ep->region.ring;
+
+	for (uint64_t i = 0; i <= ring->mask; i++) {
+		const struct xshm_cmd *cmd = xshm_ring_peek_at(ring, (uint32_t) i);
+
+		if (cmd && cmd->op == XSHM_OP_ACK && cmd->ack_id == op->ack_id &&
+		    cmd->src_ep_id == op->dest_ep_id)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Sends whose receiver closed, or whose address was removed or now names
  * another process, before acking will never be acked: they fail instead of
- * waiting forever.
+ * waiting forever, unless the ack is already on its way to us.
  */
 void xshm_ack_reap(struct xshm_ep *ep)
 {
@@ -124,7 +145,7 @@ void xshm_ack_reap(struct xshm_ep *ep)
 		if (!ret && peer->addr.ep_id == op->dest_ep_id &&
 		    xshm_owner_same(peer->owner, op->dest_owner))
 			continue;
-		if (ret == -FI_EAGAIN)
+		if (ret == -FI_EAGAIN || ack_in_ring(ep, op))
 			continue;
 		xshm_ack_wait_fail(ep, op, xshm_liveness_gone_err(op->dest_owner));
 	}

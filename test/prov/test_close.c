@@ -679,6 +679,63 @@ START_TEST(send_waiting_for_its_receive_ends_with_an_error_when_the_receiver_clo
 }
 END_TEST
 
+/*
+ * More cells than one progress call drains (XSHM_RX_BUDGET, 64), so that
+ * the ack of a send lies beyond what the first call after the receiver's
+ * close reads.
+ */
+#define CELLS_AHEAD_OF_ACK	160
+
+/* Fills the sender's ring, then takes its message, which acks it, and leaves. */
+static void receiver_acking_then_leaving(int sock, void *arg)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct fi_context ctx;
+	struct xt_comp comp;
+	char byte = 0, buf[100];
+	struct xt_ep x;
+	fi_addr_t peer;
+
+	xt_open(&x, &cfg);
+	peer = xt_exchange(&x, sock);
+	XT_ASSERT(xt_wait(sock) == 1, "the sender's signal");
+	for (int i = 0; i < CELLS_AHEAD_OF_ACK; i++)
+		XT_POST(&x, fi_tinject(x.ep, &byte, 1, peer, TAG_B));
+	xt_post_recv(&x, true, buf, sizeof(buf), peer, TAG_A, 0, &ctx);
+	xt_wait_rx(&x, &comp);
+	xt_close(&x);
+}
+
+/*
+ * A receiver may ack a send and close at once: the ack, already in the
+ * sender's ring, completes the send, which must not fail because the
+ * receiver is gone by the time the sender looks (fabtests'
+ * fi_rdm_multi_client -U failed so).
+ */
+START_TEST(send_acked_by_a_receiver_that_left_completes_successfully)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	char buf[100] = { 0 };
+	struct fi_context ctx;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1, .tag = TAG_A,
+				     .context = &ctx };
+	struct xt_comp comp;
+	struct xt_child c;
+	struct xt_ep x;
+
+	xt_spawn(&c, receiver_acking_then_leaving, NULL);
+	xt_open(&x, &cfg);
+	msg.addr = xt_exchange(&x, c.sock);
+	XT_POST(&x, fi_tsendmsg(x.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE));
+	xt_signal(c.sock, 1);
+	xt_join(&c);
+	xt_expect_comp(x.tx, x.rx, &comp);
+	XT_ASSERT(comp.e.op_context == &ctx, "a completion of another context");
+	xt_close(&x);
+}
+END_TEST
+
 static Suite *close_suite(void)
 {
 	Suite *s = suite_create("close");
@@ -698,6 +755,7 @@ static Suite *close_suite(void)
 	tcase_add_loop_test(rcv, sends_pending_at_a_receivers_close_end_in_bounded_time, 0, 2);
 	tcase_add_loop_test(rcv,
 		send_waiting_for_its_receive_ends_with_an_error_when_the_receiver_closes, 0, 4);
+	tcase_add_test(rcv, send_acked_by_a_receiver_that_left_completes_successfully);
 	suite_add_tcase(s, rcv);
 	return s;
 }
