@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	14
+#define XSHM_LAYOUT_VERSION	15
 #define XSHM_NAME_MAX		48
 
 /*
@@ -291,8 +291,8 @@ static_assert(XSHM_BUF_SIZE % XSHM_CACHE_LINE == 0, "buffer size");
 
 /*
  * A named address vector shared between processes:
- * "/xshm-av-<uid>-<escaped name>", [header][entries].  Writers hold the
- * robust mutex and make generation odd while they change anything, so a
+ * "/xshm-av-<uid>-<escaped name>", [header][entries][fi_addrs].  Writers
+ * hold the robust mutex and make generation odd while they change anything, so a
  * reader (also a read-only one, which cannot lock) copies a consistent
  * state by retrying until it sees the same even generation before and after.
  */
@@ -339,6 +339,12 @@ struct xshm_av_shm_hdr {
 	};
 	struct xshm_av_shm_opener openers[XSHM_AV_OPENERS];
 	struct xshm_av_shm_key keys[XSHM_AV_KEYS];
+	/*
+	 * capacity entries, then capacity uint64_t: the fi_addr_t of each
+	 * index, UINT64_MAX (FI_ADDR_NOTAVAIL) where free.  That array is
+	 * what map_addr returns: applications read the fi_addr of the n-th
+	 * address there (fabtests' fi_rdm_shared_av, as sockets lays it out).
+	 */
 	struct xshm_av_shm_entry entries[];
 };
 

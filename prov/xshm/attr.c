@@ -57,7 +57,7 @@ static struct fi_domain_attr xshm_domain_attr = {
 	.max_ep_srx_ctx = 0,
 	.cntr_cnt = 1024,
 	.mr_iov_limit = XSHM_IOV_LIMIT,
-	.caps = FI_LOCAL_COMM | FI_PEER,
+	.caps = XSHM_DOMAIN_CAPS | FI_PEER,
 	.mode = 0,
 	.mr_cnt = 1 << 16,
 };

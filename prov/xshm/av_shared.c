@@ -65,9 +65,16 @@ static int name_to_path(const char *name, char *path, size_t size)
 static size_t file_size_for(uint32_t capacity)
 {
 	size_t bytes = sizeof(struct xshm_av_shm_hdr) +
-		       (size_t) capacity * sizeof(struct xshm_av_shm_entry);
+		       (size_t) capacity * (sizeof(struct xshm_av_shm_entry) +
+					    sizeof(uint64_t));
 
 	return (bytes + 4095) & ~(size_t) 4095;
+}
+
+/* The fi_addr of each index, after the entries (check_hdr sized them). */
+static uint64_t *fi_addrs(const struct xshm_av_shm_hdr *hdr)
+{
+	return (uint64_t *) &hdr->entries[hdr->capacity];
 }
 
 static int lock_hdr(struct xshm_av_shm_hdr *hdr)
@@ -127,6 +134,7 @@ static int create_file(struct xshm_av_shared *sh, int fd, uint32_t capacity)
 	hdr->file_size = size;
 	hdr->owner_uid = geteuid();
 	hdr->capacity = capacity;
+	memset(fi_addrs(hdr), 0xff, capacity * sizeof(uint64_t));
 	atomic_store_explicit(&hdr->ready, 1, memory_order_release);
 	sh->hdr = hdr;
 	sh->size = size;
@@ -414,6 +422,7 @@ void xshm_av_shared_put(struct xshm_av *av, size_t index,
 {
 	struct xshm_av_shm_entry *e = &av->shared->hdr->entries[index];
 
+	fi_addrs(av->shared->hdr)[index] = addr ? index : FI_ADDR_NOTAVAIL;
 	if (!addr) {
 		e->used = 0;
 		return;
@@ -492,7 +501,7 @@ int xshm_av_shared_open(struct xshm_av *av, struct fi_av_attr *attr)
 		return ret;
 	}
 	if (!attr->map_addr)
-		attr->map_addr = sh->hdr;
+		attr->map_addr = fi_addrs(sh->hdr);
 	return 0;
 }
 

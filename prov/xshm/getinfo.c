@@ -106,7 +106,7 @@ static bool hints_ok(const struct fi_info *hints)
 /*
  * Primary capabilities as requested (all when none are), FI_SEND/FI_RECV
  * both unless one is asked for, secondary capabilities that cost something
- * only when requested.
+ * and named AVs (FI_SHARED_AV) only when requested.
  */
 static uint64_t choose_caps(uint64_t requested)
 {
@@ -117,7 +117,8 @@ static uint64_t choose_caps(uint64_t requested)
 	caps |= requested & (FI_SEND | FI_RECV);
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
-	return caps | (requested & XSHM_SECONDARY_CAPS) | FI_LOCAL_COMM;
+	return caps | (requested & (XSHM_SECONDARY_CAPS | FI_SHARED_AV)) |
+	       FI_LOCAL_COMM;
 }
 
 static void *address_string(const struct xshm_addr *addr, size_t *len)

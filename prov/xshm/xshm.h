@@ -84,9 +84,10 @@
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 
+#define XSHM_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_SHARED_AV)
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
-			 FI_LOCAL_COMM)
+			 XSHM_DOMAIN_CAPS)
 #define XSHM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
 #define XSHM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
 			 FI_SOURCE | FI_MULTI_RECV)

@@ -89,6 +89,69 @@ START_TEST(fi_addr_from_one_process_works_in_another)
 }
 END_TEST
 
+/* Child: opens the name read-only and sends back map_addr[0 .. 2]. */
+static void map_reader(int sock, void *arg)
+{
+	struct fi_av_attr attr = named(FI_READ);
+	struct xt_cfg ccfg = xt_cfg_default();
+	struct fid_av *av;
+	struct xt_ep y;
+
+	XT_ASSERT(xt_wait(sock) == 1, "the parent's signal");
+	xt_open_upto(&y, &ccfg, XT_DOMAIN);
+	XT_ASSERT_OK(fi_av_open(y.domain, &attr, &av, NULL));
+	XT_ASSERT(attr.map_addr != NULL, "map_addr not returned");
+	for (int i = 0; i < 3; i++)
+		xt_send_u64(sock, ((const fi_addr_t *) attr.map_addr)[i]);
+	XT_ASSERT_OK(fi_close(&av->fid));
+	xt_close(&y);
+}
+
+/*
+ * map_addr, returned when NULL, points at the fi_addr_t of each index, in
+ * every process that opened the name: fabtests' fi_rdm_shared_av sends to
+ * map_addr[0], the first address its parent inserted.
+ */
+START_TEST(map_addr_holds_the_fi_addr_of_each_index)
+{
+	struct fi_av_attr attr;
+	struct xt_child c;
+	struct xt_ep x;
+	struct fid_av *av;
+	char a[XT_XSHM_ADDRLEN], b[XT_XSHM_ADDRLEN];
+	fi_addr_t fa, fb, want[3];
+
+	unique_name("map");
+	attr = named(0);
+	cfg = xt_cfg_default();
+	xt_spawn(&c, map_reader, NULL);
+	xt_open(&x, &cfg);	/* its name gives the fake addresses their node */
+	XT_ASSERT_OK(fi_av_open(x.domain, &attr, &av, NULL));
+	xt_fake_addr(&x, 0x3400000000ULL, a);
+	xt_fake_addr(&x, 0x3500000000ULL, b);
+	XT_ASSERT_RC(fi_av_insert(av, a, 1, &fa, 0, NULL), 1);
+	XT_ASSERT_RC(fi_av_insert(av, b, 1, &fb, 0, NULL), 1);
+	XT_ASSERT_OK(fi_av_remove(av, &fa, 1, 0));
+	want[fa] = FI_ADDR_NOTAVAIL;
+	want[fb] = fb;
+	want[2] = FI_ADDR_NOTAVAIL;
+	for (int i = 0; i < 3; i++)
+		XT_ASSERT(((const fi_addr_t *) attr.map_addr)[i] == want[i],
+			  "here: map_addr[%d] = %llu", i,
+			  (unsigned long long) ((const fi_addr_t *) attr.map_addr)[i]);
+	xt_signal(c.sock, 1);
+	for (int i = 0; i < 3; i++) {
+		fi_addr_t seen = xt_recv_u64(c.sock);
+
+		XT_ASSERT(seen == want[i], "in the child: map_addr[%d] = %llu", i,
+			  (unsigned long long) seen);
+	}
+	xt_join(&c);
+	XT_ASSERT_OK(fi_close(&av->fid));
+	xt_close(&x);
+}
+END_TEST
+
 START_TEST(read_only_open_needs_an_existing_name)
 {
 	struct fi_av_attr attr;
@@ -264,6 +327,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fi_addr_from_one_process_works_in_another);
+	tcase_add_test(tc, map_addr_holds_the_fi_addr_of_each_index);
 	tcase_add_test(tc, read_only_open_needs_an_existing_name);
 	tcase_add_test(tc, concurrent_inserts_from_two_processes);
 	tcase_add_test(tc, file_is_removed_by_the_last_close);

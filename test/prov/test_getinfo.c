@@ -64,6 +64,7 @@ START_TEST(getinfo_secondary_caps_only_when_requested)
 
 	XT_ASSERT(!(info->caps & FI_SOURCE), "FI_SOURCE returned unasked");
 	XT_ASSERT(!(info->caps & FI_DIRECTED_RECV), "FI_DIRECTED_RECV returned unasked");
+	XT_ASSERT(!(info->caps & FI_SHARED_AV), "FI_SHARED_AV returned unasked");
 	fi_freeinfo(info);
 }
 END_TEST
@@ -73,7 +74,7 @@ START_TEST(getinfo_secondary_caps_returned_when_requested)
 	struct xt_cfg cfg = xt_cfg_default();
 	struct fi_info *info;
 
-	cfg.caps |= FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM;
+	cfg.caps |= FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_SHARED_AV;
 	info = getinfo_ok(&cfg);
 	XT_ASSERT((info->caps & cfg.caps) == cfg.caps, "caps 0x%llx",
 		  (unsigned long long)info->caps);
