@@ -75,11 +75,13 @@ static void define_params(void)
 		"memory node of the CPU that enables the endpoint (default: "
 		"yes; needs libnuma at build time).");
 	fi_param_define(&xshm_prov, "signal_handlers", FI_PARAM_BOOL,
-		"When the first endpoint opens, install handlers for SIGINT, "
-		"SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV and SIGBUS, where "
-		"their disposition is still the default, that remove the "
-		"process's shared-memory files before it dies of the signal "
-		"(default: yes).");
+		"When the first endpoint opens, install a handler that "
+		"removes the process's shared-memory files, then passes the "
+		"signal on to what was there before: for SIGINT, SIGTERM and "
+		"SIGHUP in front of any handler installed earlier, for "
+		"SIGQUIT, SIGABRT, SIGSEGV and SIGBUS only where the "
+		"disposition is still the default; ignored signals are left "
+		"alone (default: yes).");
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "
 		"an ack, messages still arriving), it checks this often, in "
