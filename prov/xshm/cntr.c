@@ -2,8 +2,9 @@
  * Counters.  Endpoints count through the peer counter interface (struct
  * fid_peer_cntr, owner_ops inc/incerr), exactly as they would count into an
  * owner provider's counter; reading or waiting drives the progress of the
- * endpoints bound to it.  Values are atomics: the application may add or set
- * from any thread while progress counts under the domain lock.
+ * endpoints bound to it.  Values are atomics, read without the lock;
+ * progress counts, and the application adds and sets, under the domain lock
+ * (poll sets compare against what its last add or set left, poll.c).
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -19,6 +20,12 @@ struct xshm_cntr {
 	_Atomic uint64_t err;
 	uint64_t seen_value;		/* as last read, for fi_trywait */
 	uint64_t seen_err;
+	/*
+	 * For poll sets: the values the application's last fi_cntr_set, add,
+	 * seterr or adderr left (0 at open), and how many such calls there
+	 * were, plus one.  Under the domain lock.
+	 */
+	struct xshm_cntr_seen app;
 	struct xshm_ep **eps;		/* endpoints this counter progresses */
 	size_t nr_eps;
 	struct xshm_wait wait;
@@ -67,7 +74,7 @@ static struct fi_ops_cntr_owner xshm_cntr_owner_ops = {
 };
 
 /* Under the domain lock. */
-static void cntr_progress(struct xshm_cntr *cntr)
+void xshm_cntr_progress(struct xshm_cntr *cntr)
 {
 	for (size_t i = 0; i < cntr->nr_eps; i++)
 		xshm_ep_progress(cntr->eps[i]);
@@ -78,7 +85,7 @@ static void progress_and_observe(struct xshm_cntr *cntr)
 {
 	xshm_lock_acquire(&cntr->domain->lock);
 	xshm_wait_untry(&cntr->wait);
-	cntr_progress(cntr);
+	xshm_cntr_progress(cntr);
 	cntr->seen_value = atomic_load(&cntr->value);
 	cntr->seen_err = atomic_load(&cntr->err);
 	xshm_lock_release(&cntr->domain->lock);
@@ -100,12 +107,32 @@ static uint64_t xshm_cntr_readerr(struct fid_cntr *cntr_fid)
 	return atomic_load(&cntr->err);
 }
 
+/*
+ * The application's own change: fi_poll(3) reports a counter that changed
+ * since the last fi_poll, fi_cntr_set or fi_cntr_add, so poll sets take
+ * what it leaves as their new starting point.  The change and that record
+ * are made together under the domain lock, where progress counts too.
+ */
+static void app_change(struct xshm_cntr *cntr, _Atomic uint64_t *which,
+		       bool set, uint64_t value)
+{
+	xshm_lock_acquire(&cntr->domain->lock);
+	if (set)
+		atomic_store(which, value);
+	else
+		atomic_fetch_add(which, value);
+	cntr->app.value = atomic_load(&cntr->value);
+	cntr->app.err = atomic_load(&cntr->err);
+	cntr->app.gen++;
+	xshm_lock_release(&cntr->domain->lock);
+	cntr_changed(cntr);
+}
+
 static int xshm_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct xshm_cntr *cntr = to_cntr(cntr_fid);
 
-	atomic_fetch_add(&cntr->value, value);
-	cntr_changed(cntr);
+	app_change(cntr, &cntr->value, false, value);
 	return 0;
 }
 
@@ -113,8 +140,7 @@ static int xshm_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct xshm_cntr *cntr = to_cntr(cntr_fid);
 
-	atomic_store(&cntr->value, value);
-	cntr_changed(cntr);
+	app_change(cntr, &cntr->value, true, value);
 	return 0;
 }
 
@@ -122,8 +148,7 @@ static int xshm_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct xshm_cntr *cntr = to_cntr(cntr_fid);
 
-	atomic_fetch_add(&cntr->err, value);
-	cntr_changed(cntr);
+	app_change(cntr, &cntr->err, false, value);
 	return 0;
 }
 
@@ -131,8 +156,7 @@ static int xshm_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	struct xshm_cntr *cntr = to_cntr(cntr_fid);
 
-	atomic_store(&cntr->err, value);
-	cntr_changed(cntr);
+	app_change(cntr, &cntr->err, true, value);
 	return 0;
 }
 
@@ -147,7 +171,7 @@ static bool cntr_wait_ready(void *arg)
 {
 	struct cntr_goal *goal = arg;
 
-	cntr_progress(goal->cntr);
+	xshm_cntr_progress(goal->cntr);
 	return goal_reached(goal);
 }
 
@@ -156,7 +180,7 @@ static bool cntr_changed_since_read(void *arg)
 {
 	struct xshm_cntr *cntr = arg;
 
-	cntr_progress(cntr);
+	xshm_cntr_progress(cntr);
 	return atomic_load(&cntr->value) != cntr->seen_value ||
 	       atomic_load(&cntr->err) != cntr->seen_err;
 }
@@ -268,7 +292,7 @@ static uint64_t import_read(struct fid_cntr *cntr_fid)
 	struct xshm_cntr *cntr = to_cntr(cntr_fid);
 
 	xshm_lock_acquire(&cntr->domain->lock);
-	cntr_progress(cntr);
+	xshm_cntr_progress(cntr);
 	xshm_lock_release(&cntr->domain->lock);
 	return 0;
 }
@@ -352,6 +376,7 @@ int xshm_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		return ret;
 	}
 	cntr->domain = domain;
+	cntr->app.gen = 1;	/* a poll set's first look starts from here */
 	/* libfabric 1.17 has no FI_CLASS_PEER_CNTR */
 	cntr->peer_cntr.fid.fclass = FI_CLASS_CNTR;
 	cntr->peer_cntr.owner_ops = &xshm_cntr_owner_ops;
@@ -368,6 +393,44 @@ int xshm_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	atomic_fetch_add(&domain->ref, 1);
 	*cntr_out = &cntr->cntr_fid;
 	return 0;
+}
+
+/* Poll sets (poll.c): only counters of their domain whose values xshm keeps. */
+int xshm_cntr_poll_join(struct fid *fid, struct xshm_domain *domain,
+			struct xshm_cntr **cntr_out)
+{
+	struct xshm_cntr *cntr;
+
+	if (fid->fclass != FI_CLASS_CNTR || fid->ops != &xshm_cntr_fi_ops)
+		return -FI_EINVAL;
+	cntr = xshm_container_of(fid, struct xshm_cntr, cntr_fid.fid);
+	if (cntr->domain != domain)
+		return -FI_EINVAL;
+	if (cntr->sink != &cntr->peer_cntr)
+		return -FI_ENOSYS;
+	atomic_fetch_add(&cntr->ref, 1);
+	*cntr_out = cntr;
+	return 0;
+}
+
+void xshm_cntr_poll_leave(struct xshm_cntr *cntr)
+{
+	atomic_fetch_sub(&cntr->ref, 1);
+}
+
+bool xshm_cntr_poll_changed(struct xshm_cntr *cntr,
+			    struct xshm_cntr_seen *seen)
+{
+	uint64_t value = atomic_load(&cntr->value);
+	uint64_t err = atomic_load(&cntr->err);
+	bool changed;
+
+	if (seen->gen != cntr->app.gen)
+		*seen = cntr->app;
+	changed = value != seen->value || err != seen->err;
+	seen->value = value;
+	seen->err = err;
+	return changed;
 }
 
 static int add_ep(struct xshm_cntr *cntr, struct xshm_ep *ep)

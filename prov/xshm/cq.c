@@ -137,7 +137,7 @@ static struct fi_ops_cq_owner xshm_cq_forward_ops = {
 	.writeerr = forward_writeerr,
 };
 
-static void cq_progress(struct xshm_cq *cq)
+void xshm_cq_progress(struct xshm_cq *cq)
 {
 	for (size_t i = 0; i < cq->nr_eps; i++)
 		xshm_ep_progress(cq->eps[i]);
@@ -177,7 +177,7 @@ static ssize_t xshm_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	xshm_lock_acquire(&cq->domain->lock);
 	xshm_wait_untry(&cq->wait);
 	if (!cq->comp_count)
-		cq_progress(cq);
+		xshm_cq_progress(cq);
 	while ((size_t) read < count && cq->comp_count) {
 		struct xshm_cq_comp *comp = &cq->comps[cq->comp_head];
 
@@ -237,7 +237,7 @@ static bool cq_sread_ready(void *arg)
 	struct xshm_cq *cq = arg;
 
 	if (!cq->comp_count)
-		cq_progress(cq);
+		xshm_cq_progress(cq);
 	return cq->comp_count || atomic_load(&cq->signaled);
 }
 
@@ -247,7 +247,7 @@ static bool cq_has_entries(void *arg)
 	struct xshm_cq *cq = arg;
 
 	if (!cq->comp_count)
-		cq_progress(cq);
+		xshm_cq_progress(cq);
 	return cq->comp_count;
 }
 
@@ -406,7 +406,7 @@ static ssize_t import_read(struct fid_cq *cq_fid, void *buf, size_t count)
 	if (buf || count)
 		return -FI_ENOSYS;
 	xshm_lock_acquire(&cq->domain->lock);
-	cq_progress(cq);
+	xshm_cq_progress(cq);
 	xshm_lock_release(&cq->domain->lock);
 	return 0;
 }
@@ -462,6 +462,29 @@ static int import_owner(struct xshm_cq *cq, void *context)
 	cq->peer_cq.owner_ops = &xshm_cq_forward_ops;
 	cq->cq_fid.ops = &xshm_cq_import_ops;
 	return 0;
+}
+
+/* Poll sets (poll.c): only CQs of their domain whose entries xshm holds. */
+int xshm_cq_poll_join(struct fid *fid, struct xshm_domain *domain,
+		      struct xshm_cq **cq_out)
+{
+	struct xshm_cq *cq;
+
+	if (fid->fclass != FI_CLASS_CQ || fid->ops != &xshm_cq_fi_ops)
+		return -FI_EINVAL;
+	cq = xshm_container_of(fid, struct xshm_cq, cq_fid.fid);
+	if (cq->domain != domain)
+		return -FI_EINVAL;
+	if (cq->owner)
+		return -FI_ENOSYS;
+	atomic_fetch_add(&cq->ref, 1);
+	*cq_out = cq;
+	return 0;
+}
+
+void xshm_cq_poll_leave(struct xshm_cq *cq)
+{
+	atomic_fetch_sub(&cq->ref, 1);
 }
 
 static int check_attr(const struct fi_cq_attr *attr)

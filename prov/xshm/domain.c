@@ -23,12 +23,6 @@ static int xshm_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int xshm_no_poll_open(struct fid_domain *domain,
-			     struct fi_poll_attr *attr, struct fid_poll **poll)
-{
-	return -FI_ENOSYS;
-}
-
 static int xshm_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 			   struct fid_stx **stx, void *context)
 {
@@ -57,7 +51,7 @@ static struct fi_ops_domain xshm_domain_ops = {
 	.endpoint = xshm_ep_open,
 	.scalable_ep = xshm_no_scalable_ep,
 	.cntr_open = xshm_cntr_open,
-	.poll_open = xshm_no_poll_open,
+	.poll_open = xshm_poll_open,
 	.stx_ctx = xshm_no_stx_ctx,
 	.srx_ctx = xshm_srx_context,
 	.query_atomic = xshm_no_query_atomic,

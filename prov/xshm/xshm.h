@@ -426,6 +426,8 @@ int xshm_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq, void *context);
 int xshm_cq_add_ep(struct xshm_cq *cq, struct xshm_ep *ep);
 void xshm_cq_remove_ep(struct xshm_cq *cq, struct xshm_ep *ep);
+/* Under the domain lock: drives the endpoints bound to the CQ. */
+void xshm_cq_progress(struct xshm_cq *cq);
 
 /*
  * Counter: implements the owner side of the peer counter (cntr.c).  Reading
@@ -439,6 +441,42 @@ int xshm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags);
 /* Endpoint close: forget the endpoint in the counters it is bound to. */
 void xshm_cntr_unbind_ep(struct xshm_ep *ep);
+/* Under the domain lock: drives the endpoints bound to the counter. */
+void xshm_cntr_progress(struct xshm_cntr *cntr);
+
+/*
+ * Poll sets (poll.c): a domain's own CQs and counters, held by the set
+ * as a bound endpoint holds them (closing them gives -FI_EBUSY meanwhile).
+ * Under the domain lock.
+ */
+int xshm_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		   struct fid_poll **pollset);
+/*
+ * Takes the CQ (counter) behind fid for a poll set of domain: -FI_EINVAL
+ * when fid is not one of domain's, -FI_ENOSYS when it is imported
+ * (FI_PEER: its entries or values are the owner's).
+ */
+int xshm_cq_poll_join(struct fid *fid, struct xshm_domain *domain,
+		      struct xshm_cq **cq);
+void xshm_cq_poll_leave(struct xshm_cq *cq);
+int xshm_cntr_poll_join(struct fid *fid, struct xshm_domain *domain,
+			struct xshm_cntr **cntr);
+void xshm_cntr_poll_leave(struct xshm_cntr *cntr);
+
+/* A counter's values as a poll set last reported them. */
+struct xshm_cntr_seen {
+	uint64_t value;
+	uint64_t err;
+	uint64_t gen;		/* the counter's application changes; 0: none seen */
+};
+
+/*
+ * Whether the counter's values differ from *seen, or from what the
+ * application's last fi_cntr_set, add, seterr or adderr left when there
+ * was one since; *seen becomes the values compared.
+ */
+bool xshm_cntr_poll_changed(struct xshm_cntr *cntr,
+			    struct xshm_cntr_seen *seen);
 
 /* Shared receive context: implements the owner side of the peer SRX. */
 
