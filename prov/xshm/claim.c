@@ -132,8 +132,7 @@ int xshm_srx_cancel(struct xshm_srx *srx, struct xshm_ep *ep, void *context)
 		entry = posted_with(&srx->posted_tag, context);
 	if (!entry)
 		return -FI_ENOENT;
-	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
-	srx->posted--;
+	xshm_srx_unpost(srx, entry);
 	err.flags = (entry->peer.flags & (FI_TAGGED | FI_MSG | FI_RECV)) |
 		    (entry->multi_recv ? FI_MULTI_RECV : 0);
 	err.tag = entry->peer.tag;
