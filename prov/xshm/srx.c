@@ -377,12 +377,12 @@ ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
 }
 
 /*
- * A receive directed at a source whose process died: FI_EIO, as a receive
- * that the dead sender's message was arriving into gets.  A multi-receive
- * buffer is released with it (FI_MULTI_RECV), from where it was carved to.
+ * A posted receive taken off the queues and completed with error code: a
+ * multi-receive buffer is released with it (FI_MULTI_RECV), and buf is
+ * where its next data would have gone.
  */
-static void fail_directed(struct xshm_srx *srx, struct xshm_ep *ep,
-			  struct xshm_rx_entry *entry)
+void xshm_srx_fail_posted(struct xshm_srx *srx, struct xshm_ep *ep,
+			  struct xshm_rx_entry *entry, int code)
 {
 	struct fi_cq_err_entry err = {
 		.op_context = entry->peer.context,
@@ -391,9 +391,9 @@ static void fail_directed(struct xshm_srx *srx, struct xshm_ep *ep,
 		.buf = entry->peer.count ?
 		       (char *) entry->iov[0].iov_base + entry->multi_used :
 		       NULL,
-		.tag = entry->peer.flags & FI_TAGGED ? entry->peer.tag : 0,
-		.err = FI_EIO,
-		.prov_errno = FI_EIO,
+		.tag = entry->peer.tag,		/* 0 when untagged */
+		.err = code,
+		.prov_errno = code,
 	};
 
 	unpost(srx, entry);
@@ -419,7 +419,8 @@ static bool directed_gone(struct xshm_srx *srx, struct xshm_ep *ep,
 		if (!fail)
 			return true;
 		found = true;
-		fail_directed(srx, ep, entry);
+		/* as a receive a dying sender's message arrived into */
+		xshm_srx_fail_posted(srx, ep, entry, FI_EIO);
 	}
 	return found;
 }

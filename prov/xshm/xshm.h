@@ -509,6 +509,10 @@ static inline void xshm_srx_unpost(struct xshm_srx *srx,
 		srx->directed--;
 }
 
+/* A posted receive completes with error code (fi_cancel, a dead source). */
+void xshm_srx_fail_posted(struct xshm_srx *srx, struct xshm_ep *ep,
+			  struct xshm_rx_entry *entry, int code);
+
 /*
  * Posted receives directed at a source (FI_DIRECTED_RECV) whose endpoint
  * gone(arg, ep_id) declares gone: with fail, each completes with FI_EIO
