@@ -35,6 +35,7 @@ struct sweep {
 	uint64_t source_ids[MEMO_MAX];
 	struct xshm_owner sources[MEMO_MAX];
 	int source_count;
+	bool sources_failed;	/* their receives failed: retire the dead */
 };
 
 static uint64_t coarse_ms(void)
@@ -184,10 +185,13 @@ static void sweep_directed(struct xshm_ep *ep, struct sweep *sweep)
 	if (!drain_ring(ep))
 		return;		/* the next sweep tries again */
 	xshm_srx_directed_gone(ep->own_srx, ep, source_gone, sweep, true);
+	sweep->sources_failed = true;
 }
 
 static void retire_dead_sources(struct xshm_ep *ep, struct sweep *sweep)
 {
+	if (!sweep->sources_failed)
+		return;
 	for (int i = 0; i < sweep->source_count; i++)
 		if (!sweep_alive(sweep, sweep->sources[i]))
 			xshm_av_sender_retire(ep->av, sweep->source_ids[i],
@@ -230,7 +234,8 @@ static void sweep_acks(struct xshm_ep *ep, struct sweep *sweep)
 
 static void sweep(struct xshm_ep *ep)
 {
-	struct sweep memo = { .count = 0, .ep = ep, .source_count = 0 };
+	struct sweep memo = { .count = 0, .ep = ep, .source_count = 0,
+			      .sources_failed = false };
 
 	sweep_directed(ep, &memo);
 	sweep_rx(ep, &memo);
