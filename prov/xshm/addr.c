@@ -85,6 +85,11 @@ uint64_t xshm_ep_id_new(void)
 	       (atomic_fetch_add(&counter, 1) & 0xffffff);
 }
 
+pid_t xshm_ep_id_creator(uint64_t ep_id)
+{
+	return ep_id & XSHM_EP_ID_SERVICE ? 0 : (pid_t) (ep_id >> 24);
+}
+
 bool xshm_node_is_local(const char *node)
 {
 	char host[256];

@@ -15,10 +15,12 @@
  * Keys inserted into an AV (fi_av_insert_auth_key) get handles of their own,
  * XSHM_AV_KEY_HANDLE | slot; a named AV shares them with its file.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "av.h"
+#include "shm/proc.h"
 
 #define KEYS_MIN	16
 #define SENDERS_MIN	64
@@ -29,6 +31,7 @@ struct xshm_sender {
 	bool mapped;
 	bool warned;
 	struct xshm_region region;
+	struct xshm_owner owner;	/* of the last region mapped; 0: none */
 	uint64_t src_gen;		/* av->gen src_index was found at */
 	ssize_t src_index;		/* in the table; -1: not in the AV */
 };
@@ -336,13 +339,20 @@ static inline struct xshm_sender *sender_get(struct xshm_av *av,
 	return sender_add(av, ep_id);
 }
 
-static void sender_refresh(struct xshm_sender *sender)
+/* Maps the sender's region anew: 0, or the error of xshm_region_open. */
+static int sender_refresh(struct xshm_sender *sender)
 {
+	int ret;
+
 	if (sender->mapped)
 		xshm_region_close(&sender->region);
-	sender->mapped = !xshm_region_open(&sender->region, sender->ep_id);
-	if (sender->mapped)
+	ret = xshm_region_open(&sender->region, sender->ep_id);
+	sender->mapped = !ret;
+	if (sender->mapped) {
 		sender->digest = sender->region.hdr->auth_digest;
+		sender->owner = xshm_region_owner(&sender->region);
+	}
+	return ret;
 }
 
 static void senders_fini(struct xshm_av *av)
@@ -415,6 +425,39 @@ void xshm_av_sender_retire(struct xshm_av *av, uint64_t ep_id,
 
 	if (region && xshm_owner_same(xshm_region_owner(region), dead))
 		xshm_region_retire(region, dead);
+}
+
+/*
+ * A region gone before it was ever mapped here (its endpoint closed, or a
+ * process that found its owner dead removed it) still names its creator,
+ * unless a service named it: the process now running with that pid, or a
+ * dead one.  A pid taken over since only makes the source live longer.
+ */
+static struct xshm_owner creator_of(uint64_t ep_id)
+{
+	struct xshm_owner owner = { .pid = xshm_ep_id_creator(ep_id) };
+
+	if (owner.pid > 0 && xshm_proc_start_time(owner.pid, &owner.start_time))
+		owner.start_time = 0;	/* gone: matches no process */
+	return owner;
+}
+
+/*
+ * A region that is gone (its endpoint closed, or its process found dead)
+ * is looked for again under its name, where a new endpoint may have opened;
+ * when none is there, the process that held the last one is the answer, so
+ * that a source that died stays dead however often it is asked about.
+ */
+struct xshm_owner xshm_av_source_process(struct xshm_av *av, uint64_t ep_id)
+{
+	struct xshm_sender *sender = av ? sender_get(av, ep_id) : NULL;
+
+	if (!sender)
+		return (struct xshm_owner) { .pid = 0 };
+	if ((!sender->mapped || !xshm_region_is_open(&sender->region)) &&
+	    sender_refresh(sender) == -ENOENT && !sender->owner.pid)
+		sender->owner = creator_of(ep_id);
+	return sender->owner;
 }
 
 /*

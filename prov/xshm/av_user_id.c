@@ -61,7 +61,8 @@ static int key_recv_src(struct xshm_ep *ep, fi_addr_t *src)
 	return 0;
 }
 
-int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t flags)
+int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t *ep_id,
+		     uint64_t flags)
 {
 	struct xshm_av_entry *entry;
 
@@ -78,5 +79,6 @@ int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t flags)
 	if (entry->src_id == FI_ADDR_NOTAVAIL)
 		return -FI_EADDRNOTAVAIL;
 	*src = entry->src_id;
+	*ep_id = entry->addr.ep_id;
 	return 0;
 }

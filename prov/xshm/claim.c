@@ -122,22 +122,11 @@ static struct xshm_rx_entry *posted_with(struct xshm_dlist *list, void *context)
 int xshm_srx_cancel(struct xshm_srx *srx, struct xshm_ep *ep, void *context)
 {
 	struct xshm_rx_entry *entry = posted_with(&srx->posted_msg, context);
-	struct fi_cq_err_entry err = {
-		.op_context = context,
-		.err = FI_ECANCELED,
-		.prov_errno = FI_ECANCELED,
-	};
 
 	if (!entry)
 		entry = posted_with(&srx->posted_tag, context);
 	if (!entry)
 		return -FI_ENOENT;
-	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
-	srx->posted--;
-	err.flags = (entry->peer.flags & (FI_TAGGED | FI_MSG | FI_RECV)) |
-		    (entry->multi_recv ? FI_MULTI_RECV : 0);
-	err.tag = entry->peer.tag;
-	xshm_report_rx_err(ep, &err);
-	srx->peer_srx.owner_ops->free_entry(&entry->peer);
+	xshm_srx_fail_posted(srx, ep, entry, FI_ECANCELED);
 	return 0;
 }

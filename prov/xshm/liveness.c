@@ -5,7 +5,10 @@
  * sends, sends awaiting an ack, messages whose chunks are still arriving,
  * acks it cannot push) sweeps, at most every liveness_ms, the processes
  * those operations involve (pid and start time, shm/proc.c), and fails the
- * operations of the dead ones with FI_EIO.  An idle endpoint does no sweep:
+ * operations of the dead ones with FI_EIO.  Receives posted to the
+ * endpoint's own SRX from one source (FI_DIRECTED_RECV) count as pending
+ * on that source: a process that only ever sends to this endpoint is
+ * watched while a receive waits for it.  An idle endpoint does no sweep:
  * the clock is read only when something is pending, and then every 16th
  * progress call or when the ring was empty.
  *
@@ -27,6 +30,12 @@ struct sweep {
 	struct xshm_owner owners[MEMO_MAX];
 	bool alive[MEMO_MAX];
 	int count;
+	struct xshm_ep *ep;
+	/* the sources of directed receives, and the process behind each */
+	uint64_t source_ids[MEMO_MAX];
+	struct xshm_owner sources[MEMO_MAX];
+	int source_count;
+	bool sources_failed;	/* their receives failed: retire the dead */
 };
 
 static uint64_t coarse_ms(void)
@@ -50,6 +59,30 @@ static bool sweep_alive(struct sweep *sweep, struct xshm_owner owner)
 		sweep->alive[sweep->count++] = alive;
 	}
 	return alive;
+}
+
+/* The process behind the endpoint a directed receive names. */
+static struct xshm_owner source_process(struct sweep *sweep, uint64_t ep_id)
+{
+	struct xshm_owner owner = { .pid = 0 };
+
+	for (int i = 0; i < sweep->source_count; i++)
+		if (sweep->source_ids[i] == ep_id)
+			return sweep->sources[i];
+	if (ep_id != sweep->ep->addr.ep_id)	/* itself: alive */
+		owner = xshm_av_source_process(sweep->ep->av, ep_id);
+	if (sweep->source_count < MEMO_MAX) {
+		sweep->source_ids[sweep->source_count] = ep_id;
+		sweep->sources[sweep->source_count++] = owner;
+	}
+	return owner;
+}
+
+static bool source_gone(void *arg, uint64_t ep_id)
+{
+	struct sweep *sweep = arg;
+
+	return !sweep_alive(sweep, source_process(sweep, ep_id));
 }
 
 static bool arriving(const struct xshm_rx_msg *msg)
@@ -113,6 +146,58 @@ static void sweep_rx(struct xshm_ep *ep, struct sweep *sweep)
 	}
 }
 
+/*
+ * Takes every cell the ring holds now, so that whatever a dead peer sent
+ * before dying is matched first; false when unexpected messages beyond
+ * unexp_bytes_max hold back the rest (the ring's head stays put).
+ */
+static bool drain_ring(struct xshm_ep *ep)
+{
+	int left = (int) (ep->region.ring.mask + 1);
+
+	while (left > 0) {
+		int handled = xshm_ep_drain(ep, left);
+
+		left -= handled;
+		if (!xshm_ring_peek(&ep->region.ring))
+			return true;
+		if (!handled)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Receives directed at a source whose process died.  Its whole messages
+ * still in the ring are delivered first (to them, or held unexpected);
+ * then those receives fail with FI_EIO, as do receives posted later that
+ * no held message of its matches (the next sweep finds them).  A source
+ * that closed its endpoint and still runs is not dead: its receives stay
+ * posted (it may open its endpoint again, at the same address).  The dead
+ * regions are retired once the whole sweep is done (sweep_rx looks at the
+ * messages that the drain started).
+ */
+static void sweep_directed(struct xshm_ep *ep, struct sweep *sweep)
+{
+	if (!xshm_ep_rx_directed(ep) ||
+	    !xshm_srx_directed_gone(ep->own_srx, ep, source_gone, sweep, false))
+		return;
+	if (!drain_ring(ep))
+		return;		/* the next sweep tries again */
+	xshm_srx_directed_gone(ep->own_srx, ep, source_gone, sweep, true);
+	sweep->sources_failed = true;
+}
+
+static void retire_dead_sources(struct xshm_ep *ep, struct sweep *sweep)
+{
+	if (!sweep->sources_failed)
+		return;
+	for (int i = 0; i < sweep->source_count; i++)
+		if (!sweep_alive(sweep, sweep->sources[i]))
+			xshm_av_sender_retire(ep->av, sweep->source_ids[i],
+					      sweep->sources[i]);
+}
+
 /* Sends to a dead receiver, queued or awaiting its ack, fail. */
 static void sweep_tx(struct xshm_ep *ep, struct sweep *sweep,
 		     struct xshm_dlist *list,
@@ -149,19 +234,22 @@ static void sweep_acks(struct xshm_ep *ep, struct sweep *sweep)
 
 static void sweep(struct xshm_ep *ep)
 {
-	struct sweep memo = { .count = 0 };
+	struct sweep memo = { .count = 0, .ep = ep, .source_count = 0,
+			      .sources_failed = false };
 
+	sweep_directed(ep, &memo);
 	sweep_rx(ep, &memo);
 	sweep_tx(ep, &memo, &ep->tx_queue, xshm_tx_queue_fail);
 	sweep_tx(ep, &memo, &ep->tx_wait_ack, xshm_ack_wait_fail);
 	sweep_acks(ep, &memo);
+	retire_dead_sources(ep, &memo);
 }
 
 void xshm_liveness_progress(struct xshm_ep *ep, bool idle)
 {
 	uint64_t now;
 
-	if (!xshm_ep_waits_on_peers(ep))
+	if (!xshm_ep_waits_on_peers(ep) && !xshm_ep_rx_directed(ep))
 		return;
 	if (!idle && ++ep->progress_calls % CHECK_EVERY)
 		return;
@@ -191,7 +279,8 @@ int xshm_liveness_sleep_ms(const struct xshm_ep *ep)
 		return -1;
 	if (!xshm_dlist_empty(&ep->tx_queue) ||
 	    !xshm_dlist_empty(&ep->tx_wait_ack) ||
-	    !xshm_dlist_empty(&ep->acks_out) || rx_waits(ep))
+	    !xshm_dlist_empty(&ep->acks_out) || rx_waits(ep) ||
+	    xshm_ep_rx_directed(ep))
 		return xshm_params.liveness_ms;
 	return -1;
 }

@@ -85,9 +85,15 @@ void xshm_ep_progress(struct xshm_ep *ep)
 			xshm_warm_run(ep);
 		sweep_when_due(ep);
 	}
-	/* The common poll: nothing in flight, nothing more to look at. */
-	if (!xshm_ep_waits_on_peers(ep))
+	/*
+	 * The common poll: nothing in flight, nothing more to look at but the
+	 * sources of directed receives, in the liveness sweep.
+	 */
+	if (!xshm_ep_waits_on_peers(ep)) {
+		if (xshm_ep_rx_directed(ep))
+			xshm_liveness_progress(ep, idle);
 		return;
+	}
 	xshm_liveness_progress(ep, idle);
 	xshm_ack_flush(ep);
 	if (!xshm_dlist_empty(&ep->tx_wait_ack))

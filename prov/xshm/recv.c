@@ -931,7 +931,7 @@ ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = check_recv(ep, &recv);
 	if (!ret && recv.src != FI_ADDR_UNSPEC)	/* as sources are reported */
-		ret = xshm_av_recv_src(ep, &recv.src, flags);
+		ret = xshm_av_recv_src(ep, &recv.src, &recv.src_ep_id, flags);
 	if (ret)
 		;
 	else if (!ep->own_srx)

@@ -82,8 +82,7 @@ static struct xshm_rx_entry *find_posted(struct xshm_dlist *list, bool tagged,
 
 static void unpost(struct xshm_srx *srx, struct xshm_rx_entry *entry)
 {
-	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
-	srx->posted--;
+	xshm_srx_unpost(srx, entry);
 }
 
 /*
@@ -348,10 +347,13 @@ static ssize_t post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
 	entry->ignore = recv->ignore;
 	entry->multi_recv = recv->flags & FI_MULTI_RECV;
 	entry->multi_used = 0;
+	entry->src_ep_id = recv->src_ep_id;
 	entry->next_free = NULL;
 	xshm_dlist_append(recv->tagged ? &srx->posted_tag : &srx->posted_msg,
 			  (struct xshm_dlist *) &entry->peer);
 	srx->posted++;
+	if (recv->src != FI_ADDR_UNSPEC)
+		srx->directed++;
 	if (entry->multi_recv)
 		fill_multi_recv(srx, entry, recv);
 	return 0;
@@ -372,6 +374,70 @@ ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
 	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
 	xshm_srx_set_buffers(entry, recv);
 	return xshm_srx_start(srx, entry);
+}
+
+/*
+ * A posted receive taken off the queues and completed with error code: a
+ * multi-receive buffer is released with it (FI_MULTI_RECV), and buf is
+ * where its next data would have gone.
+ */
+void xshm_srx_fail_posted(struct xshm_srx *srx, struct xshm_ep *ep,
+			  struct xshm_rx_entry *entry, int code)
+{
+	struct fi_cq_err_entry err = {
+		.op_context = entry->peer.context,
+		.flags = (entry->peer.flags & (FI_TAGGED | FI_MSG | FI_RECV)) |
+			 (entry->multi_recv ? FI_MULTI_RECV : 0),
+		.buf = entry->peer.count ?
+		       (char *) entry->iov[0].iov_base + entry->multi_used :
+		       NULL,
+		.tag = entry->peer.tag,		/* 0 when untagged */
+		.err = code,
+		.prov_errno = code,
+	};
+
+	unpost(srx, entry);
+	xshm_report_rx_err(ep, &err);
+	srx->peer_srx.owner_ops->free_entry(&entry->peer);
+}
+
+static bool directed_gone(struct xshm_srx *srx, struct xshm_ep *ep,
+			  struct xshm_dlist *list,
+			  bool (*gone)(void *arg, uint64_t ep_id), void *arg,
+			  bool fail)
+{
+	struct xshm_dlist *it, *next;
+	bool found = false;
+
+	for (it = list->next; it != list; it = next) {
+		struct xshm_rx_entry *entry = (struct xshm_rx_entry *) it;
+
+		next = it->next;
+		if (entry->peer.addr == FI_ADDR_UNSPEC ||
+		    !gone(arg, entry->src_ep_id))
+			continue;
+		if (!fail)
+			return true;
+		found = true;
+		/* as a receive a dying sender's message arrived into */
+		xshm_srx_fail_posted(srx, ep, entry, FI_EIO);
+	}
+	return found;
+}
+
+bool xshm_srx_directed_gone(struct xshm_srx *srx, struct xshm_ep *ep,
+			    bool (*gone)(void *arg, uint64_t ep_id), void *arg,
+			    bool fail)
+{
+	bool found;
+
+	if (!srx->directed)
+		return false;
+	found = directed_gone(srx, ep, &srx->posted_tag, gone, arg, fail);
+	if (found && !fail)
+		return true;
+	return directed_gone(srx, ep, &srx->posted_msg, gone, arg, fail) ||
+	       found;
 }
 
 static bool holds(struct xshm_dlist *list, const struct xshm_dlist *item)

@@ -207,6 +207,8 @@ void xshm_addr_format(const struct xshm_addr *addr, char buf[XSHM_ADDR_LEN]);
 int xshm_addr_parse(const char *str, size_t maxlen, struct xshm_addr *addr);
 uint64_t xshm_ep_id_for_service(const char *service);
 uint64_t xshm_ep_id_new(void);
+/* The process that made an id of xshm_ep_id_new; 0 for a service's. */
+pid_t xshm_ep_id_creator(uint64_t ep_id);
 bool xshm_node_is_local(const char *node);
 
 /* Fabric, domain, EQ, MR */
@@ -315,8 +317,12 @@ void xshm_av_release_spares(struct xshm_av *av, struct xshm_ep *ep);
 fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id);
 int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
 		 struct xshm_av_entry **entry);
-/* A directed receive's src (flags FI_AUTH_KEY: a key) as sources are reported. */
-int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t flags);
+/*
+ * A directed receive's src (flags FI_AUTH_KEY: a key) as sources are
+ * reported; *ep_id: the endpoint it names (0 for FI_ADDR_UNSPEC or a key).
+ */
+int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t *ep_id,
+		     uint64_t flags);
 /* Receiver-side isolation: false drops the sender's command. */
 bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id);
 /* Both of the above for one sender; *src is set when allowed. */
@@ -485,6 +491,7 @@ struct xshm_rx_entry {
 	uint64_t ignore;
 	bool multi_recv;		/* a multi-receive buffer, carved per message */
 	size_t multi_used;
+	uint64_t src_ep_id;		/* posted directed: the endpoint it names */
 	struct xshm_rx_entry *next_free;	/* on xshm_srx.free_entries */
 	struct iovec iov[XSHM_IOV_LIMIT];
 	void *desc[XSHM_IOV_LIMIT];
@@ -501,6 +508,7 @@ struct xshm_srx {
 	struct xshm_dlist claimed;	/* peeked with FI_CLAIM, awaiting FI_CLAIM */
 	struct xshm_rx_entry *free_entries;	/* recycled, see srx.c */
 	size_t posted;			/* receives queued by the user */
+	size_t directed;		/* ... of them from one source (liveness.c) */
 	size_t max_posted;
 	size_t min_multi_recv;
 };
@@ -515,6 +523,7 @@ struct xshm_recv_args {
 	void **desc;
 	size_t count;
 	fi_addr_t src;
+	uint64_t src_ep_id;		/* the endpoint src names; 0: none */
 	uint64_t tag;
 	uint64_t ignore;
 	void *context;
@@ -528,6 +537,30 @@ ssize_t xshm_srx_peek(struct xshm_srx *srx, struct xshm_ep *ep,
 ssize_t xshm_srx_claim(struct xshm_srx *srx, struct xshm_ep *ep,
 		       const struct xshm_recv_args *recv);
 int xshm_srx_cancel(struct xshm_srx *srx, struct xshm_ep *ep, void *context);
+
+/* A posted receive leaves the queues (matched, released or failed). */
+static inline void xshm_srx_unpost(struct xshm_srx *srx,
+				   struct xshm_rx_entry *entry)
+{
+	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
+	srx->posted--;
+	if (entry->peer.addr != FI_ADDR_UNSPEC)
+		srx->directed--;
+}
+
+/* A posted receive completes with error code (fi_cancel, a dead source). */
+void xshm_srx_fail_posted(struct xshm_srx *srx, struct xshm_ep *ep,
+			  struct xshm_rx_entry *entry, int code);
+
+/*
+ * Posted receives directed at a source (FI_DIRECTED_RECV) whose endpoint
+ * gone(arg, ep_id) declares gone: with fail, each completes with FI_EIO
+ * through ep; without, the first one found is only reported.  Returns
+ * whether there was one.
+ */
+bool xshm_srx_directed_gone(struct xshm_srx *srx, struct xshm_ep *ep,
+			    bool (*gone)(void *arg, uint64_t ep_id), void *arg,
+			    bool fail);
 
 /* srx.c internals shared with claim.c */
 struct xshm_rx_entry *xshm_srx_find_unexpected(struct xshm_srx *srx,
@@ -809,6 +842,16 @@ bool xshm_bounce_fills_cached(const struct xshm_ep *ep,
 void xshm_buf_return(struct xshm_ep *ep, uint32_t index, uint64_t borrower);
 void xshm_buf_return_flush(struct xshm_ep *ep);
 
+/*
+ * Receives posted to the endpoint's own SRX from one source: the liveness
+ * sweep watches those sources (liveness.c).  An owner's SRX holds its
+ * receives where xshm cannot see them.
+ */
+static inline bool xshm_ep_rx_directed(const struct xshm_ep *ep)
+{
+	return ep->own_srx && ep->own_srx->directed;
+}
+
 /* Sends, acks or arrivals in flight: work for progress besides the ring. */
 static inline bool xshm_ep_waits_on_peers(const struct xshm_ep *ep)
 {
@@ -829,6 +872,11 @@ void xshm_av_sender_retire(struct xshm_av *av, uint64_t ep_id,
 			   struct xshm_owner dead);
 /* The process behind a cached sender region, without refreshing it. */
 struct xshm_owner xshm_av_sender_owner(struct xshm_av *av, uint64_t ep_id);
+/*
+ * The process behind endpoint ep_id, mapping its region if need be; once it
+ * is gone, the last process seen there (pid 0: none ever was).
+ */
+struct xshm_owner xshm_av_source_process(struct xshm_av *av, uint64_t ep_id);
 /* A sender whose ack cannot be pushed (its ring is full); 0: none waits. */
 uint64_t xshm_ack_blocked_sender(const struct xshm_ep *ep);
 void xshm_ack_wait_fail(struct xshm_ep *ep, struct xshm_tx_op *op, int err);
