@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds xshm and runs the whole test suite: make check in this tree, then
 # the sanitizer and fuzz runs of test/sanitize.sh (XSHM_SANITIZE=0 leaves
-# them out), then a check that the suite left no xshm file in /dev/shm.
+# them out), then libfabric's fabtests (test/fabtests/run.sh; XSHM_FABTESTS=0
+# leaves them out), then a check that the suite left no xshm file in
+# /dev/shm.
 # Each part prints "<part>: N passed, N failed" and its time; the last line,
 # "N passed, N failed", sums every part.
 set -uo pipefail
@@ -80,10 +82,16 @@ start=$SECONDS
 built=0
 xshm_build && built=1
 echo "default: build took $((SECONDS - start)) s"
+fabtests=${XSHM_FABTESTS:-1}
 if [ "$sanitize" != 0 ]; then
 	sanitize_build=$(mktemp)
 	bash test/sanitize.sh --build-only >"$sanitize_build" 2>&1 &
 	sanitize_build_pid=$!
+fi
+if [ "$fabtests" != 0 ]; then
+	fabtests_build=$(mktemp)
+	test/thirdparty.sh fabtests >"$fabtests_build" 2>&1 &
+	fabtests_build_pid=$!
 fi
 timed default default_suite
 if [ "$sanitize" != 0 ]; then
@@ -91,6 +99,12 @@ if [ "$sanitize" != 0 ]; then
 	cat "$sanitize_build"
 	rm -f "$sanitize_build"
 	timed sanitize bash test/sanitize.sh
+fi
+if [ "$fabtests" != 0 ]; then
+	wait "$fabtests_build_pid"
+	grep -v '^/' "$fabtests_build"
+	rm -f "$fabtests_build"
+	timed fabtests bash test/fabtests/run.sh
 fi
 timed shm-leftovers check_shm_leftovers
 
