@@ -4,7 +4,8 @@
 # test/fabtests/expected.txt: a test whose result is the expected one
 # counts as passed, any other (a new failure, an unexpected pass, a test
 # of the sets run that did not run at all) as failed.  The last line is
-# "fabtests: N passed, N failed".
+# "fabtests: N passed, N failed", after survivor.sh's own line (a server
+# whose client is killed).
 #
 # Usage: test/fabtests/run.sh [--compare] [SET...]
 #   SET        runfabtests.sh test sets (default: quick standard complex)
@@ -88,6 +89,10 @@ if [ "$compare" = 1 ]; then
 	rm -f "$shm"
 fi
 
+# Its own line, "survivor: N passed, N failed", which test/suite.sh sums too.
+bash "$here/survivor.sh" "$prefix" 2>/dev/null
+survivor=$?
+
 awk -F'\t' '
 	FILENAME == ARGV[1] { want[$1 " " $3] = $2; next }
 	{
@@ -110,4 +115,4 @@ awk -F'\t' '
 			}
 		printf "fabtests: %d passed, %d failed\n", passed, failed
 		exit failed > 0
-	}' <(expected_results) "$actual"
+	}' <(expected_results) "$actual" && [ "$survivor" = 0 ]
