@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds xshm and runs the whole test suite: make check in this tree, then
-# the sanitizer and fuzz runs of test/sanitize.sh (XSHM_SANITIZE=0 leaves
-# them out), then a check that the suite left no xshm file in /dev/shm.
+# Builds xshm and runs the whole test suite: make check in this tree, the
+# peer conformance suite against libfabric 1.22's shm
+# (test/peer/peer_shm122.sh; skipped where build/libfabric-1.22 is missing),
+# then the sanitizer and fuzz runs of test/sanitize.sh (XSHM_SANITIZE=0
+# leaves them out), then a check that the suite left no xshm file in /dev/shm.
 # Each part prints "<part>: N passed, N failed" and its time; the last line,
 # "N passed, N failed", sums every part.
 set -uo pipefail
@@ -86,6 +88,10 @@ if [ "$sanitize" != 0 ]; then
 	sanitize_build_pid=$!
 fi
 timed default default_suite
+# The peer conformance suite against libfabric 1.22's shm, where installed.
+if [ "$built" = 1 ]; then
+	timed peer-shm122 bash test/peer/peer_shm122.sh
+fi
 if [ "$sanitize" != 0 ]; then
 	wait "$sanitize_build_pid"
 	cat "$sanitize_build"
@@ -94,7 +100,7 @@ if [ "$sanitize" != 0 ]; then
 fi
 timed shm-leftovers check_shm_leftovers
 
-read -r passed failed < <(sed -nE 's/^[a-z-]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$results" |
+read -r passed failed < <(sed -nE 's/^[a-z0-9-]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$results" |
 	awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
