@@ -121,13 +121,20 @@ static void (*const pt_style_setup[OWNER_NSTYLES])(void) = {
 	[OWNER_STYLE_UPSTREAM] = pt_style_upstream,
 };
 
+/* The test cases' names: libcheck keeps the pointers, and frees none. */
+#define PT_MAX_TCASES	64
+static char *pt_tcase_names[PT_MAX_TCASES];
+static int pt_ntcases;
+
 TCase *pt_tcase(Suite *s, const char *name, double timeout_s)
 {
 	char full[128];
 	TCase *tc;
 
+	PT_ASSERT(pt_ntcases < PT_MAX_TCASES, "too many test cases");
 	snprintf(full, sizeof(full), "%s/%s", owner_style_name[pt_adding], name);
-	tc = tcase_create(strdup(full));	/* libcheck keeps the pointer */
+	pt_tcase_names[pt_ntcases] = strdup(full);
+	tc = tcase_create(pt_tcase_names[pt_ntcases++]);
 	tcase_add_checked_fixture(tc, pt_style_setup[pt_adding], NULL);
 	tcase_set_timeout(tc, timeout_s);
 	suite_add_tcase(s, tc);
@@ -569,11 +576,15 @@ void pt_rig_stop(struct pt_rig *r)
 int pt_run(const char *name, void (*add_cases)(Suite *s))
 {
 	Suite *s = suite_create(name);
+	int ret;
 
 	for (pt_adding = 0; pt_adding < OWNER_NSTYLES; pt_adding++)
 		add_cases(s);
 	if (pt_left_out)
 		printf("%s: %d xshm-specific case(s) left out for peer %s\n", name,
 		       pt_left_out, xt_provider());
-	return xt_run_suite(s);
+	ret = xt_run_suite(s);
+	while (pt_ntcases > 0)
+		free(pt_tcase_names[--pt_ntcases]);
+	return ret;
 }
