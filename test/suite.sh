@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds xshm and runs the whole test suite: make check in this tree, then
-# the sanitizer and fuzz runs of test/sanitize.sh (XSHM_SANITIZE=0 leaves
-# them out), then libfabric's fabtests (test/fabtests/run.sh; XSHM_FABTESTS=0
-# leaves them out), then a check that the suite left no xshm file in
-# /dev/shm.
+# Builds xshm and runs the whole test suite: make check in this tree, the
+# peer conformance suite against libfabric 1.22's shm
+# (test/peer/peer_shm122.sh), then the sanitizer and fuzz runs of
+# test/sanitize.sh (XSHM_SANITIZE=0 leaves them out), then libfabric's
+# fabtests (test/fabtests/run.sh; XSHM_FABTESTS=0 leaves them out), then a
+# check that the suite left no xshm file in /dev/shm.  What comes from
+# ../shared/thirdparty (test/thirdparty.sh) builds while the default tests
+# run.
 # Each part prints "<part>: N passed, N failed" and its time; the last line,
 # "N passed, N failed", sums every part.
 set -uo pipefail
@@ -88,12 +91,17 @@ if [ "$sanitize" != 0 ]; then
 	bash test/sanitize.sh --build-only >"$sanitize_build" 2>&1 &
 	sanitize_build_pid=$!
 fi
-if [ "$fabtests" != 0 ]; then
-	fabtests_build=$(mktemp)
-	test/thirdparty.sh fabtests >"$fabtests_build" 2>&1 &
-	fabtests_build_pid=$!
-fi
+thirdparty_build=$(mktemp)
+(test/thirdparty.sh libfabric-1.22
+	[ "$fabtests" = 0 ] || test/thirdparty.sh fabtests) >"$thirdparty_build" 2>&1 &
+thirdparty_build_pid=$!
 timed default default_suite
+wait "$thirdparty_build_pid"
+grep -v '^/' "$thirdparty_build"
+rm -f "$thirdparty_build"
+if [ "$built" = 1 ]; then
+	timed peer-shm122 bash test/peer/peer_shm122.sh
+fi
 if [ "$sanitize" != 0 ]; then
 	wait "$sanitize_build_pid"
 	cat "$sanitize_build"
@@ -101,14 +109,11 @@ if [ "$sanitize" != 0 ]; then
 	timed sanitize bash test/sanitize.sh
 fi
 if [ "$fabtests" != 0 ]; then
-	wait "$fabtests_build_pid"
-	grep -v '^/' "$fabtests_build"
-	rm -f "$fabtests_build"
 	timed fabtests bash test/fabtests/run.sh
 fi
 timed shm-leftovers check_shm_leftovers
 
-read -r passed failed < <(sed -nE 's/^[a-z-]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$results" |
+read -r passed failed < <(sed -nE 's/^[a-z0-9-]+: ([0-9]+) passed, ([0-9]+) failed.*/\1 \2/p' "$results" |
 	awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }')
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

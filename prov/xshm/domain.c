@@ -11,6 +11,7 @@ static int xshm_domain_close(struct fid *fid)
 
 	if (atomic_load(&domain->ref))
 		return -FI_EBUSY;
+	xshm_srx_import_free_all(domain);
 	atomic_fetch_sub(&domain->fabric->ref, 1);
 	pthread_mutex_destroy(&domain->lock.mutex);
 	free(domain);
@@ -78,6 +79,7 @@ int xshm_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain->lock.enabled = domain->threading != FI_THREAD_DOMAIN;
 	pthread_mutex_init(&domain->lock.mutex, NULL);
 	domain->fabric = fabric;
+	xshm_dlist_init(&domain->srx_imports);
 	atomic_fetch_add(&fabric->ref, 1);
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;

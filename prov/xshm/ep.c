@@ -71,15 +71,8 @@ static int xshm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = xshm_cntr_bind_ep(bfid, ep, flags);
 		break;
 	case FI_CLASS_SRX_CTX:
-		if (ep->srx) {
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->srx = xshm_srx_import_bind(bfid);
-		if (ep->srx)
-			ep->srx_import = bfid;
-		else
-			ret = -FI_EINVAL;
+		/* xshm's import, or the owner's own fid_peer_srx (import.c) */
+		ret = ep->srx ? -FI_EINVAL : xshm_srx_bind(ep, bfid);
 		break;
 	default:
 		ret = -FI_EINVAL;
@@ -200,8 +193,7 @@ static int xshm_ep_close(struct fid *fid)
 		xshm_av_release_spares(ep->av, ep);
 		xshm_av_remove_ep(ep->av, ep);
 	}
-	if (ep->srx_import)
-		xshm_srx_import_unbind(ep->srx_import);
+	xshm_srx_unbind(ep);
 	xshm_doorbell_close(&ep->doorbell);
 	if (ep->enabled)
 		xshm_region_close(&ep->region);

@@ -146,7 +146,7 @@ static void finish_arrival(struct xshm_rx_msg *msg)
 		free_msg(msg);
 	} else if (msg->discarded) {
 		/* Discarded by the owner, or dropped when it gave no entry. */
-		if (msg->entry)
+		if (msg->entry && !msg->owner_frees_discarded)
 			msg->entry->srx->owner_ops->free_entry(msg->entry);
 		if (!msg->aborted)
 			ack_if_asked(msg, msg->entry ? 0 : EIO);
@@ -272,6 +272,7 @@ static int hold_unexpected(struct xshm_rx_msg *msg,
 			return -FI_ENOMEM;
 	}
 	msg->ep->unexp_bytes += unexp_charge(msg->is_rts, msg->size);
+	msg->owner_frees_discarded = msg->ep->owner_frees_discarded;
 	msg->entry = entry;
 	entry->peer_context = msg;
 	entry->cq_data = msg->cq_data;
@@ -823,15 +824,20 @@ fi_addr_t xshm_rx_src_addr(struct fi_peer_rx_entry *entry)
 
 /*
  * A message held by an owner's SRX after its endpoint closed has nowhere to
- * be reported: it is released without a completion.
+ * be reported: it is released without a completion, and with it the view
+ * (import.c) its entry names, which the owner reached it through.
  */
 static bool release_orphan(struct xshm_rx_msg *msg,
-			   struct fi_peer_rx_entry *entry)
+			   struct fi_peer_rx_entry *entry, bool discarding)
 {
+	struct xshm_srx_view *view = msg->orphan_view;
+
 	if (msg->ep)
 		return false;
-	entry->srx->owner_ops->free_entry(entry);
+	if (!discarding || !msg->owner_frees_discarded)
+		entry->srx->owner_ops->free_entry(entry);
 	free_msg(msg);
+	xshm_srx_view_release(view);
 	return true;
 }
 
@@ -839,7 +845,7 @@ static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 {
 	struct xshm_rx_msg *msg = entry->peer_context;
 
-	if (release_orphan(msg, entry))
+	if (release_orphan(msg, entry, false))
 		return 0;
 	unexp_release(msg);
 	msg->entry = entry;
@@ -853,11 +859,15 @@ static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 	return 0;
 }
 
+/*
+ * The entry is not touched once this returns if the owner frees it then
+ * (msg->owner_frees_discarded).
+ */
 static int xshm_rx_discard(struct fi_peer_rx_entry *entry)
 {
 	struct xshm_rx_msg *msg = entry->peer_context;
 
-	if (release_orphan(msg, entry))
+	if (release_orphan(msg, entry, true))
 		return 0;
 	unexp_release(msg);
 	free(msg->staging);
@@ -890,9 +900,13 @@ void xshm_rx_abort_all(struct xshm_ep *ep)
 		if (msg->entry && !msg->started && !msg->discarded) {
 			xshm_dlist_remove(&msg->link);
 			msg->ep = NULL;
+			msg->orphan_view = ep->srx_view;
+			if (ep->srx_view)
+				xshm_srx_view_hold(ep->srx_view);
 			continue;
 		}
-		if (msg->entry)
+		if (msg->entry &&
+		    !(msg->discarded && msg->owner_frees_discarded))
 			msg->entry->srx->owner_ops->free_entry(msg->entry);
 		free_msg(msg);
 	}

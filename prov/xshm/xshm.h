@@ -226,6 +226,7 @@ struct xshm_domain {
 	uint64_t mr_mode;
 	_Atomic int ref;
 	uint64_t next_mr_key;
+	struct xshm_dlist srx_imports;	/* fi_srx_context fids not closed yet */
 };
 
 struct xshm_mr {
@@ -248,8 +249,13 @@ int xshm_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 
 int xshm_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		     struct fid_ep **rx_ep, void *context);
-struct fid_peer_srx *xshm_srx_import_bind(struct fid *fid);
-void xshm_srx_import_unbind(struct fid *fid);
+struct xshm_ep;
+struct xshm_srx_view;
+int xshm_srx_bind(struct xshm_ep *ep, struct fid *fid);
+void xshm_srx_unbind(struct xshm_ep *ep);
+void xshm_srx_view_hold(struct xshm_srx_view *view);
+void xshm_srx_view_release(struct xshm_srx_view *view);
+void xshm_srx_import_free_all(struct xshm_domain *domain);
 int xshm_av_import(struct fi_av_attr *attr, void *context, size_t *count);
 int xshm_domain_import(uint64_t flags, void *context);
 int xshm_eq_import(void *context);
@@ -617,6 +623,8 @@ struct xshm_rx_msg {
 	struct xshm_owner src_owner;	/* the sender's process, if known */
 	bool is_rts;			/* to be pulled from the sender */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
+	struct xshm_srx_view *orphan_view;	/* held once its ep closed */
+	bool owner_frees_discarded;	/* see xshm_ep */
 	struct xshm_rts rts;		/* last: set only when is_rts */
 };
 
@@ -642,7 +650,14 @@ struct xshm_ep {
 	struct xshm_doorbell doorbell;	/* opened when the endpoint may sleep */
 	struct xshm_srx *own_srx;
 	struct fid_peer_srx *srx;	/* receive path (own SRX or owner's) */
-	struct fid *srx_import;		/* the owner's SRX, when bound to one */
+	struct fid *srx_import;		/* xshm's import, when bound to one */
+	struct xshm_srx_view *srx_view;	/* what srx points to, if a view */
+	/*
+	 * Bound to the owner's own fid_peer_srx: libfabric's owners free an
+	 * entry as soon as discard_* returns (fi_peer(3) returns it to the
+	 * peer, which frees it with free_entry once done).
+	 */
+	bool owner_frees_discarded;
 	struct xshm_addr addr;
 	struct xshm_region region;	/* inbound ring and buffers */
 	bool enabled;

@@ -40,6 +40,11 @@ struct owner_entry {
 #define OWNER_MAX_OPEN 8
 static struct owner *owner_list[OWNER_MAX_OPEN];
 
+const char *const owner_style_name[OWNER_NSTYLES] = {
+	[OWNER_STYLE_SPEC] = "spec",
+	[OWNER_STYLE_UPSTREAM] = "upstream",
+};
+
 uint64_t owner_now_ms(void)
 {
 	struct timespec ts;
@@ -283,14 +288,57 @@ static void log_get(struct owner *o, bool tagged, fi_addr_t addr, size_t size,
 	};
 }
 
+/*
+ * The owner a fid_peer_srx given to get_* or foreach_unspec_addr belongs
+ * to, found as libfabric's util_srx finds it: in srx->ep_fid.fid.context.
+ * The peer may pass the owner's fid_peer_srx itself or one of its own that
+ * carries that context.  NULL if it names no open owner.
+ */
+static struct owner *srx_owner(struct fid_peer_srx *srx)
+{
+	for (int i = 0; i < OWNER_MAX_OPEN; i++)
+		if (owner_list[i] && srx && owner_list[i] == srx->ep_fid.fid.context)
+			return owner_list[i];
+	return NULL;
+}
+
+/* Counts a call with a fid_peer_srx that names no owner, if any is open. */
+static void count_bad_srx(void)
+{
+	for (int i = 0; i < OWNER_MAX_OPEN; i++) {
+		if (owner_list[i]) {
+			owner_list[i]->st.bad_srx++;
+			return;
+		}
+	}
+}
+
+/*
+ * What an entry's flags carry beside FI_MSG/FI_TAGGED and FI_RECV once it
+ * has a receive's buffers.  fi_peer(3) names no other flag; libfabric's
+ * owners pass the receive's op flags, FI_COMPLETION among them unless the
+ * application asked for selective completion, and 1.22's shm writes a
+ * completion only for an entry that carries it.
+ */
+static uint64_t completion_flag(const struct owner *o)
+{
+	return o->cfg.style == OWNER_STYLE_UPSTREAM ? FI_COMPLETION : 0;
+}
+
 static int owner_get(struct fid_peer_srx *srx, bool tagged, fi_addr_t addr,
 		     size_t size, uint64_t tag, struct fi_peer_rx_entry **entry)
 {
-	struct owner *o = OWNER_OF(srx, struct owner, peer_srx);
+	struct owner *o = srx_owner(srx);
 	struct owner_entry *oe;
 	int ret = 0;
 
+	if (!o) {
+		count_bad_srx();
+		return -FI_EINVAL;
+	}
 	o->st.get_calls++;
+	if (o->cfg.style == OWNER_STYLE_UPSTREAM && srx == &o->peer_srx)
+		o->st.own_srx_gets++;
 	if (o->faults.get_fail > 0) {
 		o->faults.get_fail--;
 		o->st.get_failed++;
@@ -317,7 +365,8 @@ static int owner_get(struct fid_peer_srx *srx, bool tagged, fi_addr_t addr,
 	oe->e.size = size;
 	oe->e.tag = tagged ? tag : 0;
 	oe->e.cq_data = 0;
-	oe->e.flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV;
+	oe->e.flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
+		      (ret ? 0 : completion_flag(o));
 	o->st.entries_given++;
 	log_get(o, tagged, addr, size, tag, ret);
 	*entry = &oe->e;
@@ -334,6 +383,13 @@ static int owner_get_tag(struct fid_peer_srx *srx, fi_addr_t addr, size_t size,
 			 uint64_t tag, struct fi_peer_rx_entry **entry)
 {
 	return owner_get(srx, true, addr, size, tag, entry);
+}
+
+/* get_tag as libfabric 1.22's headers define it (cfg.get_tag_no_size). */
+static int owner_get_tag_no_size(struct fid_peer_srx *srx, fi_addr_t addr,
+				 uint64_t tag, struct fi_peer_rx_entry **entry)
+{
+	return owner_get(srx, true, addr, OWNER_SIZE_UNKNOWN, tag, entry);
 }
 
 static int owner_queue(struct fi_peer_rx_entry *entry, bool tagged)
@@ -366,8 +422,12 @@ static int owner_queue_tag(struct fi_peer_rx_entry *entry)
 static void owner_foreach_unspec_addr(struct fid_peer_srx *srx,
 				      fi_addr_t (*get_addr)(struct fi_peer_rx_entry *))
 {
-	struct owner *o = OWNER_OF(srx, struct owner, peer_srx);
+	struct owner *o = srx_owner(srx);
 
+	if (!o) {
+		count_bad_srx();
+		return;
+	}
 	o->st.foreach_calls++;
 	for (int t = 0; t < 2; t++) {
 		for (struct owner_entry *oe = o->unexpected[t]; oe; oe = oe->qnext) {
@@ -405,6 +465,42 @@ static void owner_free_entry(struct fi_peer_rx_entry *entry)
 	default:
 		o->st.misplaced_frees++;
 	}
+}
+
+/*
+ * UPSTREAM: the owner's own callbacks in its fid_peer_srx's peer_ops, as
+ * efa keeps its own there.  The owner has no use for them (its own traffic
+ * needs no peer), so a call means a peer's entry reached them: the peer
+ * passed the owner's own fid_peer_srx to get_*, or overwrote this table.
+ */
+static int owner_own_callback(struct fi_peer_rx_entry *entry)
+{
+	struct owner *o;
+
+	entry_find(entry, &o);
+	if (o)
+		o->st.own_ops_calls++;
+	return -FI_EINVAL;
+}
+
+static const struct fi_ops_srx_peer owner_own_peer_ops = {
+	.size = sizeof(struct fi_ops_srx_peer),
+	.start_msg = owner_own_callback,
+	.start_tag = owner_own_callback,
+	.discard_msg = owner_own_callback,
+	.discard_tag = owner_own_callback,
+};
+
+/*
+ * Where the owner finds the peer's start/discard for an entry: the table
+ * the peer filled in (SPEC), else through the fid_peer_srx the peer passed
+ * to get_* (UPSTREAM, and SPEC with a NULL peer_ops).
+ */
+static struct fi_ops_srx_peer *peer_ops_for(struct owner *o, struct owner_entry *oe)
+{
+	if (o->cfg.style == OWNER_STYLE_SPEC && o->peer_srx.peer_ops)
+		return o->peer_srx.peer_ops;
+	return oe->e.srx->peer_ops;
 }
 
 /* ---- the owner's SRX: the application side ---- */
@@ -474,6 +570,7 @@ int owner_post(struct owner *o, bool tagged, const struct iovec *iov, size_t cou
 		oe->e.tag = tag;
 		oe->e.flags = (tagged ? FI_TAGGED : FI_MSG) | FI_RECV;
 	}
+	oe->e.flags |= completion_flag(o);
 	oe->e.context = context;
 	for (size_t i = 0; i < count; i++) {
 		oe->iov[i] = iov[i];
@@ -495,8 +592,8 @@ int owner_post(struct owner *o, bool tagged, const struct iovec *iov, size_t cou
 	/* A message the peer queued: hand the buffers back to it. */
 	oe->state = OE_PEER;
 	o->st.starts++;
-	ret = tagged ? o->peer_srx.peer_ops->start_tag(&oe->e)
-		     : o->peer_srx.peer_ops->start_msg(&oe->e);
+	ret = tagged ? peer_ops_for(o, oe)->start_tag(&oe->e)
+		     : peer_ops_for(o, oe)->start_msg(&oe->e);
 	if (ret)
 		o->st.start_errors++;
 	return ret;
@@ -529,10 +626,23 @@ static int discard_entry(struct owner *o, struct owner_entry *oe)
 	}
 	oe->state = OE_PEER;
 	o->st.discards++;
-	ret = oe->tagged ? o->peer_srx.peer_ops->discard_tag(&oe->e)
-			 : o->peer_srx.peer_ops->discard_msg(&oe->e);
+	ret = oe->tagged ? peer_ops_for(o, oe)->discard_tag(&oe->e)
+			 : peer_ops_for(o, oe)->discard_msg(&oe->e);
 	if (ret)
 		o->st.discard_errors++;
+	/*
+	 * fi_peer(3) gives the entry back to the peer, which frees it once done;
+	 * libfabric's owners (util_srx) free it themselves as discard returns,
+	 * and 1.22's shm never frees a discarded entry.
+	 */
+	if (o->cfg.style == OWNER_STYLE_UPSTREAM) {
+		if (oe->state == OE_FREED) {
+			o->st.double_frees++;	/* the peer freed it too */
+		} else {
+			oe->state = OE_FREED;
+			o->st.entries_freed++;
+		}
+	}
 	return ret;
 }
 
@@ -622,14 +732,20 @@ const char *owner_violations(const struct owner *o, char *buf, size_t len)
 {
 	const struct owner_stats *s = &o->st;
 
-	snprintf(buf, len, "%s%s%s%s%s%s%s",
+	snprintf(buf, len, "%s%s%s%s%s%s%s%s%s%s",
 		 s->double_frees ? "double free_entry; " : "",
 		 s->unknown_frees ? "free_entry of an unknown entry; " : "",
 		 s->misplaced_frees ? "free_entry of an entry the peer did not hold; " : "",
 		 s->bad_queues ? "queue_* of an entry not returned with -FI_ENOENT; " : "",
 		 s->start_errors ? "start_* failed; " : "",
 		 s->discard_errors ? "discard_* failed; " : "",
-		 s->progress_errors ? "progress returned an error; " : "");
+		 s->progress_errors ? "progress returned an error; " : "",
+		 s->bad_srx ? "get_* or foreach_unspec_addr with a srx whose fid context "
+			      "names no owner; " : "",
+		 s->own_srx_gets ? "get_* with the owner's own fid_peer_srx, not one of "
+				   "the peer's; " : "",
+		 s->own_ops_calls ? "the owner's own start/discard reached by a peer's "
+				    "entry; " : "");
 	return buf;
 }
 
@@ -812,19 +928,29 @@ static void init_owner_objects(struct owner *o)
 	o->srx_ops = (struct fi_ops_srx_owner){
 		.size = sizeof(struct fi_ops_srx_owner),
 		.get_msg = owner_get_msg,
-		.get_tag = owner_get_tag,
+		/* The cast is the very mismatch of ABIs that the flag declares. */
+		.get_tag = o->cfg.get_tag_no_size ?
+			   (int (*)(struct fid_peer_srx *, fi_addr_t, size_t, uint64_t,
+				    struct fi_peer_rx_entry **))(void (*)(void))
+			   owner_get_tag_no_size : owner_get_tag,
 		.queue_msg = owner_queue_msg,
 		.queue_tag = owner_queue_tag,
 		.foreach_unspec_addr = owner_foreach_unspec_addr,
 		.free_entry = owner_free_entry,
 	};
-	/* The peer fills in the callbacks before fi_srx_context returns. */
-	memset(&o->srx_peer_ops, 0, sizeof(o->srx_peer_ops));
-	o->srx_peer_ops.size = sizeof(struct fi_ops_srx_peer);
-	o->peer_srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
+	if (o->cfg.style == OWNER_STYLE_SPEC) {
+		/* The peer fills in the callbacks before fi_srx_context returns. */
+		memset(&o->srx_peer_ops, 0, sizeof(o->srx_peer_ops));
+		o->srx_peer_ops.size = sizeof(struct fi_ops_srx_peer);
+		o->peer_srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
+	} else {
+		/* util_srx's class, the one 1.22's shm binds */
+		o->srx_peer_ops = owner_own_peer_ops;
+		o->peer_srx.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+	}
 	o->peer_srx.ep_fid.fid.context = o;
 	o->peer_srx.owner_ops = &o->srx_ops;
-	o->peer_srx.peer_ops = &o->srx_peer_ops;
+	o->peer_srx.peer_ops = o->cfg.srx_peer_ops_null ? NULL : &o->srx_peer_ops;
 	o->srx_ctx = (struct fi_peer_srx_context){ sizeof(o->srx_ctx), &o->peer_srx };
 
 	o->av_ops = (struct fi_ops_av_owner){
@@ -893,8 +1019,13 @@ static int open_ep(struct owner *o, int i)
 	ret = fi_ep_bind(o->ep[i], &o->cq->fid, FI_TRANSMIT | FI_RECV);
 	if (ret)
 		return ret;
-	o->failed_call = "fi_ep_bind(srx)";
-	ret = fi_ep_bind(o->ep[i], &o->srx->fid, 0);
+	if (o->cfg.style == OWNER_STYLE_SPEC) {
+		o->failed_call = "fi_ep_bind(the srx fi_srx_context returned)";
+		ret = fi_ep_bind(o->ep[i], &o->srx->fid, 0);
+	} else {
+		o->failed_call = "fi_ep_bind(the owner's own fid_peer_srx)";
+		ret = fi_ep_bind(o->ep[i], &o->peer_srx.ep_fid.fid, 0);
+	}
 	if (ret)
 		return ret;
 	if (o->cfg.cntrs) {
@@ -914,6 +1045,47 @@ static int open_ep(struct owner *o, int i)
 	return fi_getname(&o->ep[i]->fid, o->name[i], &o->namelen[i]);
 }
 
+static bool peer_ops_equal(const struct fi_ops_srx_peer *a, const struct fi_ops_srx_peer *b)
+{
+	return a->start_msg == b->start_msg && a->start_tag == b->start_tag &&
+	       a->discard_msg == b->discard_msg && a->discard_tag == b->discard_tag;
+}
+
+/* fi_srx_context(FI_PEER), and what each style expects of it. */
+static int open_srx(struct owner *o)
+{
+	struct fi_rx_attr rx_attr = *o->info->rx_attr;
+	struct fid_ep *returned = NULL;
+	int ret;
+
+	rx_attr.op_flags = FI_PEER;
+	o->failed_call = "fi_srx_context(FI_PEER)";
+	ret = fi_srx_context(o->domain, &rx_attr, &returned, &o->srx_ctx);
+	if (ret)
+		return ret;
+	if (o->cfg.style == OWNER_STYLE_UPSTREAM) {
+		/* Ignored, as libfabric's owners do (1.22's shm never sets it). */
+		o->failed_call = "fi_srx_context(FI_PEER) overwrote the owner's own "
+				 "fi_ops_srx_peer";
+		if (o->peer_srx.peer_ops != (o->cfg.srx_peer_ops_null ? NULL : &o->srx_peer_ops) ||
+		    !peer_ops_equal(&o->srx_peer_ops, &owner_own_peer_ops))
+			return -FI_EOTHER;
+		return 0;
+	}
+	o->srx = returned;
+	o->failed_call = "fi_srx_context(FI_PEER) returned no fid";
+	if (!o->srx)
+		return -FI_EOTHER;
+	o->failed_call = "fi_srx_context(FI_PEER) left fi_ops_srx_peer unfilled";
+	if (o->cfg.srx_peer_ops_null)
+		return o->peer_srx.peer_ops ? -FI_EOTHER : 0;
+	if (o->peer_srx.peer_ops != &o->srx_peer_ops || !o->srx_peer_ops.start_msg ||
+	    !o->srx_peer_ops.start_tag || !o->srx_peer_ops.discard_msg ||
+	    !o->srx_peer_ops.discard_tag)
+		return -FI_EOTHER;
+	return 0;
+}
+
 static int open_all(struct owner *o)
 {
 	struct fi_info *hints = fi_allocinfo();
@@ -923,7 +1095,6 @@ static int open_all(struct owner *o)
 		.wait_obj = FI_WAIT_NONE,
 		.flags = FI_PEER,
 	};
-	struct fi_rx_attr rx_attr;
 	int ret;
 
 	o->failed_call = "fi_allocinfo";
@@ -982,17 +1153,9 @@ static int open_all(struct owner *o)
 		if (ret)
 			return ret;
 	}
-	rx_attr = *o->info->rx_attr;
-	rx_attr.op_flags = FI_PEER;
-	o->failed_call = "fi_srx_context(FI_PEER)";
-	ret = fi_srx_context(o->domain, &rx_attr, &o->srx, &o->srx_ctx);
+	ret = open_srx(o);
 	if (ret)
 		return ret;
-	o->failed_call = "fi_srx_context(FI_PEER) left fi_ops_srx_peer unfilled";
-	if (!o->peer_srx.peer_ops || !o->peer_srx.peer_ops->start_msg ||
-	    !o->peer_srx.peer_ops->start_tag || !o->peer_srx.peer_ops->discard_msg ||
-	    !o->peer_srx.peer_ops->discard_tag)
-		return -FI_EOTHER;
 	for (int i = 0; i < o->cfg.nep; i++) {
 		ret = open_ep(o, i);
 		if (ret)

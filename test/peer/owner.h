@@ -12,7 +12,8 @@
  *   - it imports its own completion queue (fi_cq_open(FI_PEER), struct
  *     fid_peer_cq with write/writeerr), its own counters (fi_cntr_open(FI_PEER),
  *     struct fid_peer_cntr with inc/incerr) and its own shared receive context
- *     (fi_srx_context(FI_PEER), struct fid_peer_srx) into xshm;
+ *     (fi_srx_context(FI_PEER), struct fid_peer_srx) into xshm, in either
+ *     of the two styles fi_peer(3) is read in (enum owner_style);
  *   - the application posts receives to the owner, which keeps the posted
  *     and unexpected queues and does the matching for xshm (get_msg/get_tag,
  *     queue_msg/queue_tag, start and discard, free_entry,
@@ -77,8 +78,48 @@ struct owner_get_rec {
 	int ret;
 };
 
+/*
+ * How the owner pairs its SRX with the peer.  fi_peer(3) can be read two
+ * ways, and libfabric's own code took the second.
+ */
+enum owner_style {
+	/*
+	 * The page's example: the owner binds the fid that fi_srx_context
+	 * returned to the peer's endpoints; the peer fills the owner's
+	 * fi_ops_srx_peer before returning, and the owner calls the peer's
+	 * start/discard through its own fid_peer_srx (or, when its peer_ops is
+	 * NULL, through entry->srx->peer_ops).
+	 */
+	OWNER_STYLE_SPEC,
+	/*
+	 * libfabric 1.22's owners (efa over util_srx, with shm as the peer):
+	 * fi_srx_context(FI_PEER) is called but the fid it returns is ignored;
+	 * the owner binds its own fid_peer_srx (FI_CLASS_SRX_CTX) to each peer
+	 * endpoint, finds its state in srx->ep_fid.fid.context, keeps its own
+	 * callbacks in its peer_ops (as efa does) and reaches the peer's through
+	 * entry->srx->peer_ops, entry->srx being the fid_peer_srx the peer
+	 * passed to get_msg/get_tag: never the owner's own.  Like util_srx, it
+	 * marks the receives it hands over with FI_COMPLETION and frees an
+	 * entry itself as soon as discard_* returns.
+	 */
+	OWNER_STYLE_UPSTREAM,
+	OWNER_NSTYLES
+};
+
+extern const char *const owner_style_name[OWNER_NSTYLES];	/* "spec", ... */
+
+/* get_tag's size argument, when the peer did not give one (get_tag_no_size). */
+#define OWNER_SIZE_UNKNOWN	SIZE_MAX
+
 struct owner_cfg {
 	const char *prov_name;		/* NULL: "xshm" */
+	enum owner_style style;
+	bool srx_peer_ops_null;		/* the fid_peer_srx's peer_ops is NULL */
+	/*
+	 * The peer calls get_tag(srx, addr, tag, entry), as libfabric 1.22's
+	 * headers (unlike its fi_peer(3)) define it: no size argument.
+	 */
+	bool get_tag_no_size;
 	uint64_t caps;			/* 0: FI_MSG | FI_TAGGED | FI_DIRECTED_RECV */
 	enum fi_cq_format cq_format;	/* 0 (FI_CQ_FORMAT_UNSPEC): TAGGED */
 	int nep;			/* xshm endpoints, 0: 1 */
@@ -94,8 +135,12 @@ struct owner_stats {
 	uint64_t get_calls, get_matched, get_unexpected, get_failed;
 	uint64_t queue_calls;
 	uint64_t entries_given;		/* entries handed to the peer by get_* */
-	uint64_t entries_freed;		/* valid free_entry calls */
-	uint64_t double_frees;		/* free_entry of an entry already freed */
+	uint64_t entries_freed;		/* valid free_entry calls, and in the
+					   UPSTREAM style the owner's own frees
+					   of discarded entries */
+	uint64_t double_frees;		/* free_entry of an entry already freed
+					   (UPSTREAM: or freed by the peer in
+					   discard_*, which the owner frees) */
 	uint64_t unknown_frees;		/* free_entry of a pointer never given */
 	uint64_t misplaced_frees;	/* free_entry of an entry the peer did not hold */
 	uint64_t bad_queues;		/* queue_* of an entry not returned with -FI_ENOENT */
@@ -111,6 +156,11 @@ struct owner_stats {
 	uint64_t av_queries, av_ep_addr_calls;
 	uint64_t domain_calls;		/* any call into the owner's domain */
 	uint64_t eq_calls;		/* any call into the owner's EQ */
+	/* SRX styles */
+	uint64_t bad_srx;		/* get_* / foreach with a srx naming no owner */
+	uint64_t own_srx_gets;		/* UPSTREAM: get_* with the owner's own srx */
+	uint64_t own_ops_calls;		/* UPSTREAM: the owner's own start/discard
+					   called for a peer's entry */
 	/* Set by owner_close: entries the peer still held after closing. */
 	uint64_t held_at_close;
 };
@@ -147,7 +197,7 @@ struct owner {
 	struct fid_eq *eq;
 	struct fid_av *av;
 	struct fid_cq *cq;		/* imports peer_cq */
-	struct fid_ep *srx;		/* imports peer_srx */
+	struct fid_ep *srx;		/* imports peer_srx (SPEC; NULL in UPSTREAM) */
 	struct fid_ep *ep[OWNER_MAX_EPS];
 	char name[OWNER_MAX_EPS][OWNER_NAME_MAX];
 	size_t namelen[OWNER_MAX_EPS];
@@ -158,7 +208,8 @@ struct owner {
 	struct fi_peer_cq_context cq_ctx;
 	struct fid_peer_srx peer_srx;
 	struct fi_ops_srx_owner srx_ops;
-	struct fi_ops_srx_peer srx_peer_ops;	/* filled in by xshm */
+	struct fi_ops_srx_peer srx_peer_ops;	/* SPEC: filled in by the peer;
+						   UPSTREAM: the owner's own */
 	struct fi_peer_srx_context srx_ctx;
 	struct fid_peer_av peer_av;
 	struct fi_ops_av_owner av_ops;

@@ -2,8 +2,9 @@
  * The reference owner built against the installed interface alone: compiled
  * with only -I$(top_srcdir)/include and libfabric's flags, linked with
  * -lfabric, no xshm object.  One process: the owner with one xshm endpoint
- * as a peer, and a standalone xshm endpoint sending to it; a tagged message
- * with the receive posted first, then one that arrives first.
+ * as a peer, and a standalone xshm endpoint sending to it; tagged messages
+ * with the receive posted first, then ones that arrive first; the owner in
+ * each of its styles in turn.
  *
  * Exit status 0 on success, 1 with a message on failure; alarm() bounds it.
  */
@@ -161,30 +162,39 @@ static void transfer(size_t len, bool unexpected)
 	free(in);
 }
 
-int main(void)
+/* One owner of this style: two messages posted first, two that arrive first. */
+static void run_style(enum owner_style style)
 {
+	struct owner_cfg cfg = { .style = style };
 	char why[256];
 	fi_addr_t src;
 
-	alarm(60);
-	open_sender();
-	CHECK(owner_open(&owner, NULL) == 0, "owner_open failed in %s",
-	      owner.failed_call ? owner.failed_call : "?");
+	CHECK(owner_open(&owner, &cfg) == 0, "owner_open (%s style) failed in %s",
+	      owner_style_name[style], owner.failed_call ? owner.failed_call : "?");
 	CHECK_RC(owner_av_insert(&owner, snd.name, &src));
 	CHECK(fi_av_insert(snd.av, owner.name[0], 1, &snd.dest, 0, NULL) == 1, "fi_av_insert");
 	transfer(1000, false);
 	transfer(100000, false);
 	transfer(1000, true);
 	transfer(100000, true);
-	CHECK(!*owner_violations(&owner, why, sizeof(why)), "violations: %s", why);
+	CHECK(!*owner_violations(&owner, why, sizeof(why)), "violations (%s style): %s",
+	      owner_style_name[style], why);
 	CHECK(owner_entries_held(&owner) == 0 && owner.st.entries_given == 4 &&
-	      owner.st.entries_freed == 4, "entries: given %llu freed %llu held %llu",
-	      (unsigned long long)owner.st.entries_given,
+	      owner.st.entries_freed == 4, "entries (%s style): given %llu freed %llu held %llu",
+	      owner_style_name[style], (unsigned long long)owner.st.entries_given,
 	      (unsigned long long)owner.st.entries_freed,
 	      (unsigned long long)owner_entries_held(&owner));
+	CHECK(owner_close(&owner) == 0, "owner_close");
+}
+
+int main(void)
+{
+	alarm(60);
+	open_sender();
+	for (int style = 0; style < OWNER_NSTYLES; style++)
+		run_style(style);
 	CHECK(snd.ep && fi_close(&snd.ep->fid) == 0, "closing the sender");
 	snd.ep = NULL;
-	CHECK(owner_close(&owner) == 0, "owner_close");
 	close_all();
 	printf("owner_standalone: PASS\n");
 	return 0;

@@ -84,18 +84,89 @@ void pt_fail_cond(const char *file, int line, const char *cond, const char *fmt,
 
 /* ---- the owner ---- */
 
-void pt_open(struct owner *o, const struct owner_cfg *cfg)
+/* ---- the suite ---- */
+
+enum owner_style pt_style;
+int pt_left_out;
+
+bool pt_peer_is_xshm(void)
 {
+	return strcmp(xt_provider(), "xshm") == 0;
+}
+
+/* The peer's get_tag has no size argument (see peer_common.h). */
+static bool pt_get_tag_no_size(void)
+{
+	const char *abi = getenv("XSHM_TEST_PEER_ABI");
+
+	return abi && strcmp(abi, "libfabric-1.22") == 0;
+}
+
+/* The style whose cases pt_run is adding. */
+static enum owner_style pt_adding;
+
+/* Checked fixtures: they run in the test's own process, before the test. */
+static void pt_style_spec(void)
+{
+	pt_style = OWNER_STYLE_SPEC;
+}
+
+static void pt_style_upstream(void)
+{
+	pt_style = OWNER_STYLE_UPSTREAM;
+}
+
+static void (*const pt_style_setup[OWNER_NSTYLES])(void) = {
+	[OWNER_STYLE_SPEC] = pt_style_spec,
+	[OWNER_STYLE_UPSTREAM] = pt_style_upstream,
+};
+
+/* The test cases' names: libcheck keeps the pointers, and frees none. */
+#define PT_MAX_TCASES	64
+static char *pt_tcase_names[PT_MAX_TCASES];
+static int pt_ntcases;
+
+TCase *pt_tcase(Suite *s, const char *name, double timeout_s)
+{
+	char full[128];
+	TCase *tc;
+
+	PT_ASSERT(pt_ntcases < PT_MAX_TCASES, "too many test cases");
+	snprintf(full, sizeof(full), "%s/%s", owner_style_name[pt_adding], name);
+	pt_tcase_names[pt_ntcases] = strdup(full);
+	tc = tcase_create(pt_tcase_names[pt_ntcases++]);
+	tcase_add_checked_fixture(tc, pt_style_setup[pt_adding], NULL);
+	tcase_set_timeout(tc, timeout_s);
+	suite_add_tcase(s, tc);
+	return tc;
+}
+
+int pt_open_try(struct owner *o, const struct owner_cfg *cfg)
+{
+	struct owner_cfg c = cfg ? *cfg : (struct owner_cfg){ 0 };
 	int slot = -1, ret;
 
 	for (int i = 0; i < PT_MAX_OWNERS && slot < 0; i++)
 		if (!pt_owners[i])
 			slot = i;
 	PT_ASSERT(slot >= 0, "too many owners");
-	ret = owner_open(o, cfg);
-	PT_ASSERT(ret == 0, "owner_open failed in %s: %d (%s)",
-		  o->failed_call ? o->failed_call : "?", ret, fi_strerror(-ret));
-	pt_owners[slot] = o;
+	c.style = pt_style;
+	if (!c.prov_name)
+		c.prov_name = xt_provider();
+	c.get_tag_no_size = pt_get_tag_no_size();
+	ret = owner_open(o, &c);
+	if (!ret)
+		pt_owners[slot] = o;
+	return ret;
+}
+
+void pt_open(struct owner *o, const struct owner_cfg *cfg)
+{
+	int ret = pt_open_try(o, cfg);
+
+	PT_ASSERT(ret == 0, "owner_open (%s style) failed in %s: %d (%s)",
+		  owner_style_name[pt_style], o->failed_call ? o->failed_call : "?", ret,
+		  fi_strerror(-ret));
 }
 
 void pt_check_clean(struct owner *o)
@@ -103,9 +174,10 @@ void pt_check_clean(struct owner *o)
 	char why[512];
 
 	PT_ASSERT(!*owner_violations(o, why, sizeof(why)),
-		  "peer protocol violations: %s(double %llu, unknown %llu, misplaced %llu, "
-		  "bad queue %llu, start errors %llu, discard errors %llu, progress errors "
-		  "%llu, last progress rc %lld)", why,
+		  "peer protocol violations (%s style): %s(double %llu, unknown %llu, "
+		  "misplaced %llu, bad queue %llu, start errors %llu, discard errors %llu, "
+		  "progress errors %llu, last progress rc %lld)",
+		  owner_style_name[o->cfg.style], why,
 		  (unsigned long long)o->st.double_frees,
 		  (unsigned long long)o->st.unknown_frees,
 		  (unsigned long long)o->st.misplaced_frees,
@@ -475,6 +547,25 @@ void pt_rig_start_senders(struct pt_rig *r, const struct owner_cfg *cfg, int n,
 		pt_connect(&r->o, i % r->o.cfg.nep, &r->p[i], !(no_insert & (1u << i)));
 }
 
+int pt_rig_try(struct pt_rig *r, const struct owner_cfg *cfg, int n, unsigned no_insert)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	PT_ASSERT(n >= 1 && n <= PT_MAX_PEERS, "%d senders", n);
+	r->n = n;
+	for (int i = 0; i < n; i++)
+		pt_spawn(&r->p[i], xt_sender_child, NULL);
+	ret = pt_open_try(&r->o, cfg);
+	if (ret) {
+		pt_stop_children_quietly();
+		return ret;
+	}
+	for (int i = 0; i < n; i++)
+		pt_connect(&r->o, i % r->o.cfg.nep, &r->p[i], !(no_insert & (1u << i)));
+	return 0;
+}
+
 void pt_rig_stop(struct pt_rig *r)
 {
 	for (int i = 0; i < r->n; i++)
@@ -482,7 +573,18 @@ void pt_rig_stop(struct pt_rig *r)
 	pt_close(&r->o);
 }
 
-int pt_run(Suite *s)
+int pt_run(const char *name, void (*add_cases)(Suite *s))
 {
-	return xt_run_suite(s);
+	Suite *s = suite_create(name);
+	int ret;
+
+	for (pt_adding = 0; pt_adding < OWNER_NSTYLES; pt_adding++)
+		add_cases(s);
+	if (pt_left_out)
+		printf("%s: %d xshm-specific case(s) left out for peer %s\n", name,
+		       pt_left_out, xt_provider());
+	ret = xt_run_suite(s);
+	while (pt_ntcases > 0)
+		free(pt_tcase_names[--pt_ntcases]);
+	return ret;
 }

@@ -1,8 +1,17 @@
 /*
  * Helpers for the peer conformance tests: the reference owner (owner.h) in
- * the libcheck test process, standalone xshm senders forked with the
- * provider tests' harness (xt_sender_child, xt_burst_child), and waits that
- * drive the owner's progress, every one with a deadline.
+ * the libcheck test process, standalone senders of the peer provider forked
+ * with the provider tests' harness (xt_sender_child, xt_burst_child), and
+ * waits that drive the owner's progress, every one with a deadline.
+ *
+ * The suite tests any peer provider of this peer ABI, not only xshm: the
+ * peer is $XSHM_TEST_PROVIDER (default "xshm"), and
+ * XSHM_TEST_PEER_ABI=libfabric-1.22 declares a peer built from libfabric
+ * 1.22's headers, whose get_tag has no size argument (fi_peer(3) gives it
+ * one).  Cases that test what only xshm does are added with
+ * pt_add_xshm_test and left out for other peers.  Every case runs once in
+ * each owner style (enum owner_style): pt_run builds the suite's cases once
+ * per style, in test cases named "<style>/<name>" (CK_RUN_CASE selects one).
  *
  * Use PT_ASSERT here rather than XT_ASSERT: on failure it closes the open
  * owners first, so that no shared memory region is left behind.
@@ -38,10 +47,41 @@ void pt_fail_cond(const char *file, int line, const char *cond, const char *fmt,
 				#call, _rc, xt_strerror(_rc), _ex, xt_strerror(_ex)); \
 	} while (0)
 
+/* ---- the suite ---- */
+
+/* The owner style of the test case running now. */
+extern enum owner_style pt_style;
+
+/* Is the peer under test xshm? */
+bool pt_peer_is_xshm(void);
+
+/*
+ * A test case of the style being added (see pt_run), named
+ * "<style>/<name>", with this timeout; its tests run with pt_style set.
+ */
+TCase *pt_tcase(Suite *s, const char *name, double timeout_s);
+
+/* Cases that test what only xshm does, beyond fi_peer(3): xshm alone runs them. */
+#define pt_add_xshm_test(tc, fn) pt_add_xshm_loop_test(tc, fn, 0, 1)
+#define pt_add_xshm_loop_test(tc, fn, start, end) \
+	do { \
+		if (pt_peer_is_xshm()) \
+			tcase_add_loop_test(tc, fn, start, end); \
+		else \
+			pt_left_out += (end) - (start); \
+	} while (0)
+extern int pt_left_out;
+
 /* ---- the owner ---- */
 
-/* owner_open, asserting success; cfg may be NULL. */
+/*
+ * owner_open, asserting success; cfg may be NULL.  The owner opens the peer
+ * under test (a NULL prov_name), in the style of the running test case and
+ * with the peer's get_tag (cfg's style and get_tag_no_size are ignored).
+ */
 void pt_open(struct owner *o, const struct owner_cfg *cfg);
+/* The same, returning owner_open's error (o->failed_call says where). */
+int pt_open_try(struct owner *o, const struct owner_cfg *cfg);
 /*
  * Asserts the owner saw no protocol violation and the peer holds no entry,
  * closes it (asserting 0), and asserts nothing was held after closing.
@@ -138,8 +178,17 @@ void pt_rig_start(struct pt_rig *r, const struct owner_cfg *cfg, int n, unsigned
 void pt_rig_start_senders(struct pt_rig *r, const struct owner_cfg *cfg, int n,
 			  unsigned no_insert, struct xt_cfg *child_cfg);
 void pt_rig_stop(struct pt_rig *r);
+/*
+ * pt_rig_start, returning owner_open's error (r->o.failed_call says where)
+ * with the senders stopped, instead of asserting it succeeds.
+ */
+int pt_rig_try(struct pt_rig *r, const struct owner_cfg *cfg, int n, unsigned no_insert);
 
-/* The program: xt_run_suite with the /dev/shm check. */
-int pt_run(Suite *s);
+/*
+ * The program: a suite named name, whose cases add_cases adds (with
+ * pt_tcase) once per owner style, run by xt_run_suite with the /dev/shm
+ * check.
+ */
+int pt_run(const char *name, void (*add_cases)(Suite *s));
 
 #endif

@@ -345,6 +345,13 @@ static void xt_child_main(int sock, pid_t parent, xt_child_fn fn, void *arg)
 		close(xt_children[i]->sock);
 	xt_nchildren = 0;
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * A parent that failed early closes its end before the child has
+	 * written to it: the write then fails and the child closes its
+	 * endpoints (xt_fail), where SIGPIPE would leave a provider's shared
+	 * memory behind (libfabric's shm, unlike xshm, reclaims none).
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	if (getppid() != parent)
 		_exit(XT_CHILD_FAILED);
 	alarm(XT_CHILD_SECS);
