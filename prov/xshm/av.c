@@ -132,6 +132,17 @@ static struct fi_ops xshm_av_fi_ops = {
 	.ops_open = xshm_av_ops_open,
 };
 
+/* The AV fid names, if it is one of xshm's of that domain; else NULL. */
+struct xshm_av *xshm_av_of(struct fid *fid, struct xshm_domain *domain)
+{
+	struct xshm_av *av;
+
+	if (fid->fclass != FI_CLASS_AV || fid->ops != &xshm_av_fi_ops)
+		return NULL;
+	av = xshm_container_of(fid, struct xshm_av, av_fid.fid);
+	return av->domain == domain ? av : NULL;
+}
+
 static struct fi_ops_av xshm_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = xshm_av_insert,

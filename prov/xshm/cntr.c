@@ -395,16 +395,24 @@ int xshm_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	return 0;
 }
 
-/* Poll sets (poll.c): only counters of their domain whose values xshm keeps. */
-int xshm_cntr_poll_join(struct fid *fid, struct xshm_domain *domain,
-			struct xshm_cntr **cntr_out)
+/* The counter fid names, if it is one of xshm's of that domain; else NULL. */
+struct xshm_cntr *xshm_cntr_of(struct fid *fid, struct xshm_domain *domain)
 {
 	struct xshm_cntr *cntr;
 
 	if (fid->fclass != FI_CLASS_CNTR || fid->ops != &xshm_cntr_fi_ops)
-		return -FI_EINVAL;
+		return NULL;
 	cntr = xshm_container_of(fid, struct xshm_cntr, cntr_fid.fid);
-	if (cntr->domain != domain)
+	return cntr->domain == domain ? cntr : NULL;
+}
+
+/* Poll sets (poll.c): only counters of their domain whose values xshm keeps. */
+int xshm_cntr_poll_join(struct fid *fid, struct xshm_domain *domain,
+			struct xshm_cntr **cntr_out)
+{
+	struct xshm_cntr *cntr = xshm_cntr_of(fid, domain);
+
+	if (!cntr)
 		return -FI_EINVAL;
 	if (cntr->sink != &cntr->peer_cntr)
 		return -FI_ENOSYS;
@@ -473,13 +481,11 @@ static void remove_ep(struct xshm_cntr *cntr, struct xshm_ep *ep)
  */
 int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 {
-	struct xshm_cntr *cntr =
-		xshm_container_of(cntr_fid, struct xshm_cntr, cntr_fid.fid);
+	struct xshm_cntr *cntr = xshm_cntr_of(cntr_fid, ep->domain);
 	int ret;
 
-	if (!flags || (flags & ~(FI_SEND | FI_RECV | CNTR_RMA_EVENTS)))
-		return -FI_EINVAL;
-	if (cntr->domain != ep->domain)
+	if (!cntr || !flags ||
+	    (flags & ~(FI_SEND | FI_RECV | CNTR_RMA_EVENTS)))
 		return -FI_EINVAL;
 	if (!(flags & (FI_SEND | FI_RECV)))
 		return 0;

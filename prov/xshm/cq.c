@@ -464,16 +464,24 @@ static int import_owner(struct xshm_cq *cq, void *context)
 	return 0;
 }
 
-/* Poll sets (poll.c): only CQs of their domain whose entries xshm holds. */
-int xshm_cq_poll_join(struct fid *fid, struct xshm_domain *domain,
-		      struct xshm_cq **cq_out)
+/* The CQ fid names, if it is one of xshm's of that domain; else NULL. */
+struct xshm_cq *xshm_cq_of(struct fid *fid, struct xshm_domain *domain)
 {
 	struct xshm_cq *cq;
 
 	if (fid->fclass != FI_CLASS_CQ || fid->ops != &xshm_cq_fi_ops)
-		return -FI_EINVAL;
+		return NULL;
 	cq = xshm_container_of(fid, struct xshm_cq, cq_fid.fid);
-	if (cq->domain != domain)
+	return cq->domain == domain ? cq : NULL;
+}
+
+/* Poll sets (poll.c): only CQs of their domain whose entries xshm holds. */
+int xshm_cq_poll_join(struct fid *fid, struct xshm_domain *domain,
+		      struct xshm_cq **cq_out)
+{
+	struct xshm_cq *cq = xshm_cq_of(fid, domain);
+
+	if (!cq)
 		return -FI_EINVAL;
 	if (cq->owner)
 		return -FI_ENOSYS;

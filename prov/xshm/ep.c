@@ -14,11 +14,27 @@ static struct xshm_ep *to_ep(struct fid *fid)
 	return xshm_container_of(fid, struct xshm_ep, ep_fid.fid);
 }
 
+/*
+ * cq and av are NULL where the fid was not xshm's, or of another domain:
+ * a fid of another provider is never taken for one of ours.
+ */
+static int bind_av(struct xshm_ep *ep, struct xshm_av *av)
+{
+	int ret;
+
+	if (!av || ep->av)
+		return -FI_EINVAL;
+	ret = xshm_av_add_ep(av, ep);
+	if (!ret)
+		ep->av = av;
+	return ret;
+}
+
 static int bind_cq(struct xshm_ep *ep, struct xshm_cq *cq, uint64_t flags)
 {
 	int ret;
 
-	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
+	if (!cq || !(flags & (FI_TRANSMIT | FI_RECV)) ||
 	    (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
 		return -FI_EINVAL;
 	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
@@ -52,18 +68,10 @@ static int xshm_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	xshm_lock_acquire(&ep->domain->lock);
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
-		if (ep->av) {
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->av = xshm_container_of(bfid, struct xshm_av, av_fid.fid);
-		ret = xshm_av_add_ep(ep->av, ep);
-		if (ret)
-			ep->av = NULL;
+		ret = bind_av(ep, xshm_av_of(bfid, ep->domain));
 		break;
 	case FI_CLASS_CQ:
-		ret = bind_cq(ep, xshm_container_of(bfid, struct xshm_cq,
-						    cq_fid.fid), flags);
+		ret = bind_cq(ep, xshm_cq_of(bfid, ep->domain), flags);
 		break;
 	case FI_CLASS_EQ:
 		break;		/* RDM endpoints report no events */

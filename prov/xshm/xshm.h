@@ -316,6 +316,7 @@ struct xshm_av {
 int xshm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av, void *context);
 bool xshm_av_has(struct xshm_av *av, fi_addr_t fi_addr);
+struct xshm_av *xshm_av_of(struct fid *fid, struct xshm_domain *domain);
 int xshm_av_add_ep(struct xshm_av *av, struct xshm_ep *ep);
 void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep);
 /* Gives back the spare buffers ep holds in the AV's mapped peers (spare.c). */
@@ -450,6 +451,9 @@ struct xshm_cntr;
 int xshm_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr, void *context);
 /* fi_ep_bind of a counter: flags FI_SEND and/or FI_RECV. */
+/* The object a fid names if it is xshm's of that domain, else NULL. */
+struct xshm_cq *xshm_cq_of(struct fid *fid, struct xshm_domain *domain);
+struct xshm_cntr *xshm_cntr_of(struct fid *fid, struct xshm_domain *domain);
 int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags);
 /* Endpoint close: forget the endpoint in the counters it is bound to. */
 void xshm_cntr_unbind_ep(struct xshm_ep *ep);

@@ -163,6 +163,45 @@ START_TEST(bad_av_bound_twice_gives_einval)
 }
 END_TEST
 
+static int foreign_close(struct fid *fid)
+{
+	return 0;
+}
+
+static struct fi_ops foreign_ops = { .size = sizeof(foreign_ops), .close = foreign_close };
+
+/*
+ * An AV, CQ or counter of another provider (here a fid of ours, not
+ * xshm's), or of another xshm domain, is refused: never taken for one of
+ * xshm's objects.
+ */
+START_TEST(bad_bind_of_objects_not_of_this_domain_gives_einval)
+{
+	static const size_t classes[] = { FI_CLASS_AV, FI_CLASS_CQ, FI_CLASS_CNTR };
+	static const uint64_t flags[] = { 0, FI_TRANSMIT | FI_RECV, FI_SEND | FI_RECV };
+	struct xt_cfg ocfg = xt_cfg_default();
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *other_cntr;
+	struct xt_ep x, other;
+
+	cfg = xt_cfg_default();
+	xt_open_upto(&x, &cfg, XT_EP);
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		struct fid foreign = { .fclass = classes[i], .ops = &foreign_ops };
+
+		XT_ASSERT_RC(fi_ep_bind(x.ep, &foreign, flags[i]), -FI_EINVAL);
+	}
+	xt_open_upto(&other, &ocfg, XT_RESOURCES);
+	XT_ASSERT_OK(fi_cntr_open(other.domain, &cntr_attr, &other_cntr, NULL));
+	XT_ASSERT_RC(fi_ep_bind(x.ep, &other.av->fid, 0), -FI_EINVAL);
+	XT_ASSERT_RC(fi_ep_bind(x.ep, &other.tx->fid->fid, FI_TRANSMIT), -FI_EINVAL);
+	XT_ASSERT_RC(fi_ep_bind(x.ep, &other_cntr->fid, FI_SEND), -FI_EINVAL);
+	XT_ASSERT_OK(fi_close(&other_cntr->fid));
+	xt_close(&other);
+	xt_close(&x);
+}
+END_TEST
+
 START_TEST(bad_enable_without_cq_gives_enocq)
 {
 	struct xt_ep x;
@@ -245,6 +284,7 @@ static Suite *bad_input_suite(void)
 	tcase_set_timeout(setup, 20);
 	tcase_add_test(setup, bad_cq_format_gives_enosys_or_einval);
 	tcase_add_test(setup, bad_av_bound_twice_gives_einval);
+	tcase_add_test(setup, bad_bind_of_objects_not_of_this_domain_gives_einval);
 	tcase_add_test(setup, bad_enable_without_cq_gives_enocq);
 	tcase_add_test(setup, bad_enable_without_av_gives_enoav);
 	tcase_add_test(setup, bad_av_insert_of_null_addr_gives_einval);
