@@ -276,6 +276,9 @@ int xshm_srx_bind(struct xshm_ep *ep, struct fid *fid)
 		ep->srx = &ep->srx_view->srx;
 	}
 	ep->owner_frees_discarded = !imported;
+	ep->owner_get_tag_sizeless =
+		xshm_params.peer_abi == XSHM_PEER_ABI_LIBFABRIC ||
+		(xshm_params.peer_abi == XSHM_PEER_ABI_AUTO && !imported);
 	if (imported) {
 		atomic_fetch_add(&xshm_container_of(fid, struct xshm_srx_import,
 						    ep_fid.fid)->ref, 1);

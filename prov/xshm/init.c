@@ -88,6 +88,13 @@ static void define_params(void)
 		"milliseconds, whether those peers' processes still run, and "
 		"fails the operations of dead ones (default: %d).",
 		XSHM_LIVENESS_MS);
+	fi_param_define(&xshm_prov, "peer_abi", FI_PARAM_STRING,
+		"How xshm calls an owner provider's get_tag: spec, with the "
+		"size argument of fi_peer(3); libfabric, without it, as "
+		"libfabric's own headers up to 1.22 declare it; or auto: "
+		"libfabric for an owner that binds its own fid_peer_srx to "
+		"xshm's endpoints (as libfabric's owners do), spec for one "
+		"that binds the fid fi_srx_context returned (default: auto).");
 	fi_param_define(&xshm_prov, "unexp_bytes_max", FI_PARAM_SIZE_T,
 		"Memory an endpoint may hold for messages that arrived before "
 		"a matching receive (default: %zu). Beyond it the endpoint "
@@ -153,6 +160,21 @@ static enum xshm_bounce_stores param_bounce_stores(void)
 	return dflt;
 }
 
+static enum xshm_peer_abi param_peer_abi(void)
+{
+	char *text = NULL;
+
+	if (fi_param_get_str(&xshm_prov, "peer_abi", &text) || !text)
+		return XSHM_PEER_ABI_AUTO;
+	if (!strcmp(text, "spec"))
+		return XSHM_PEER_ABI_SPEC;
+	if (!strcmp(text, "libfabric"))
+		return XSHM_PEER_ABI_LIBFABRIC;
+	if (strcmp(text, "auto"))
+		XSHM_WARN(FI_LOG_CORE, "ignoring FI_XSHM_PEER_ABI=%s\n", text);
+	return XSHM_PEER_ABI_AUTO;
+}
+
 static void xshm_read_params(void)
 {
 	define_params();
@@ -175,6 +197,7 @@ static void xshm_read_params(void)
 						     XSHM_LIVENESS_MS);
 	xshm_params.unexp_bytes_max = param_size("unexp_bytes_max",
 						 XSHM_UNEXP_BYTES_MAX, SIZE_MAX);
+	xshm_params.peer_abi = param_peer_abi();
 }
 
 FI_EXT_INI

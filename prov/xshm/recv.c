@@ -230,15 +230,23 @@ static void drop_for_memory(struct xshm_rx_msg *local, int ret)
 	}
 }
 
+/* get_tag as libfabric's own headers up to 1.22 declare it (peer_abi). */
+typedef int (*get_tag_sizeless_fn)(struct fid_peer_srx *srx, fi_addr_t addr,
+				   uint64_t tag,
+				   struct fi_peer_rx_entry **entry);
+
 static inline int get_entry(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			    fi_addr_t src, struct fi_peer_rx_entry **entry)
 {
 	struct fid_peer_srx *srx = ep->srx;
 
-	if (cmd->op == XSHM_OP_TAGGED)
-		return srx->owner_ops->get_tag(srx, src, cmd->msg_size,
-					       cmd->tag, entry);
-	return srx->owner_ops->get_msg(srx, src, cmd->msg_size, entry);
+	if (cmd->op != XSHM_OP_TAGGED)
+		return srx->owner_ops->get_msg(srx, src, cmd->msg_size, entry);
+	if (ep->owner_get_tag_sizeless)
+		return ((get_tag_sizeless_fn) (void *) srx->owner_ops->get_tag)(
+			srx, src, cmd->tag, entry);
+	return srx->owner_ops->get_tag(srx, src, cmd->msg_size, cmd->tag,
+				       entry);
 }
 
 /* What holding a message costs: its data, unless pulled later, and its records. */
@@ -275,6 +283,7 @@ static int hold_unexpected(struct xshm_rx_msg *msg,
 	msg->owner_frees_discarded = msg->ep->owner_frees_discarded;
 	msg->entry = entry;
 	entry->peer_context = msg;
+	entry->size = msg->size;	/* an owner of libfabric's get_tag has none */
 	entry->cq_data = msg->cq_data;
 	if (msg->cmd_flags & XSHM_CMD_REMOTE_CQ_DATA)
 		entry->flags |= FI_REMOTE_CQ_DATA;

@@ -173,6 +173,16 @@ struct xshm_params {
 		XSHM_BOUNCE_STORES_CACHED,
 		XSHM_BOUNCE_STORES_STREAMING,
 	} bounce_stores;		/* how senders fill bounce buffers */
+	/*
+	 * The owner's get_tag: fi_peer(3)'s has a size argument, the
+	 * declaration in libfabric's own headers (1.18 to 1.22), which its
+	 * owners are built from, has none.
+	 */
+	enum xshm_peer_abi {
+		XSHM_PEER_ABI_AUTO,	/* libfabric's for an owner of its style */
+		XSHM_PEER_ABI_SPEC,
+		XSHM_PEER_ABI_LIBFABRIC,
+	} peer_abi;
 };
 extern struct xshm_params xshm_params;
 
@@ -662,6 +672,7 @@ struct xshm_ep {
 	 * peer, which frees it with free_entry once done).
 	 */
 	bool owner_frees_discarded;
+	bool owner_get_tag_sizeless;	/* xshm_params.peer_abi */
 	struct xshm_addr addr;
 	struct xshm_region region;	/* inbound ring and buffers */
 	bool enabled;

@@ -165,7 +165,9 @@ static void transfer(size_t len, bool unexpected)
 /* One owner of this style: two messages posted first, two that arrive first. */
 static void run_style(enum owner_style style)
 {
-	struct owner_cfg cfg = { .style = style };
+	/* xshm's default (FI_XSHM_PEER_ABI=auto): libfabric's get_tag for its style. */
+	struct owner_cfg cfg = { .style = style,
+				 .get_tag_no_size = style == OWNER_STYLE_UPSTREAM };
 	char why[256];
 	fi_addr_t src;
 

@@ -94,12 +94,18 @@ bool pt_peer_is_xshm(void)
 	return strcmp(xt_provider(), "xshm") == 0;
 }
 
-/* The peer's get_tag has no size argument (see peer_common.h). */
+/*
+ * The peer calls get_tag without a size argument (see peer_common.h): as
+ * XSHM_TEST_PEER_ABI says, else as xshm does by default (FI_XSHM_PEER_ABI
+ * auto): for an owner of libfabric's style.
+ */
 static bool pt_get_tag_no_size(void)
 {
 	const char *abi = getenv("XSHM_TEST_PEER_ABI");
 
-	return abi && strcmp(abi, "libfabric-1.22") == 0;
+	if (abi)
+		return strcmp(abi, "libfabric-1.22") == 0;
+	return pt_peer_is_xshm() && pt_style == OWNER_STYLE_UPSTREAM;
 }
 
 /* The style whose cases pt_run is adding. */

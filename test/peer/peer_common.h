@@ -8,7 +8,9 @@
  * peer is $XSHM_TEST_PROVIDER (default "xshm"), and
  * XSHM_TEST_PEER_ABI=libfabric-1.22 declares a peer built from libfabric
  * 1.22's headers, whose get_tag has no size argument (fi_peer(3) gives it
- * one).  Cases that test what only xshm does are added with
+ * one), XSHM_TEST_PEER_ABI=spec one that gives it; without it, the owner
+ * takes xshm's default (FI_XSHM_PEER_ABI=auto): no size in the upstream
+ * style, the size in the page's.  Cases that test what only xshm does are added with
  * pt_add_xshm_test and left out for other peers.  Every case runs once in
  * each owner style (enum owner_style): pt_run builds the suite's cases once
  * per style, in test cases named "<style>/<name>" (CK_RUN_CASE selects one).

@@ -146,6 +146,8 @@ END_TEST
  * fi_peer(3): get_msg(srx, addr, size, entry), get_tag(srx, addr, size, tag,
  * entry): "The peer provider will pass in the relevant fields"; "The size
  * parameter is needed by the owner for adjusting FI_MULTI_RECV entries."
+ * An owner whose get_tag has no size (libfabric's headers up to 1.22) is
+ * given none for tagged messages: only get_msg's is checked then.
  */
 START_TEST(get_calls_give_the_size)
 {
@@ -170,7 +172,8 @@ START_TEST(get_calls_give_the_size)
 		pt_comp(&r.o, &c);
 		pt_check_recv(&c, buf, tagged, PT_TAG, len);
 		PT_ASSERT(r.o.ngets == (size_t)i + 1, "%zu get calls", r.o.ngets);
-		PT_ASSERT(r.o.gets[i].size == len, "get_%s of a %zu-byte message (%s) gave size %zu",
+		PT_ASSERT(r.o.gets[i].size == len || (tagged && r.o.cfg.get_tag_no_size),
+			  "get_%s of a %zu-byte message (%s) gave size %zu",
 			  tagged ? "tag" : "msg", len, unexpected ? "unexpected" : "posted first",
 			  r.o.gets[i].size);
 	}
