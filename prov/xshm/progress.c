@@ -87,11 +87,13 @@ void xshm_ep_progress(struct xshm_ep *ep)
 	}
 	/*
 	 * The common poll: nothing in flight, nothing more to look at but the
-	 * sources of directed receives, in the liveness sweep.
+	 * sources of directed receives, in the liveness sweep.  Those are
+	 * posted while a ping-pong waits, so their sweep is due as on a busy
+	 * poll, not read from the clock on every empty one.
 	 */
 	if (!xshm_ep_waits_on_peers(ep)) {
 		if (xshm_ep_rx_directed(ep))
-			xshm_liveness_progress(ep, idle);
+			xshm_liveness_progress(ep, false);
 		return;
 	}
 	xshm_liveness_progress(ep, idle);
