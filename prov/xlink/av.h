@@ -1,0 +1,59 @@
+/*
+ * xlink's address vector.  An entry names one endpoint and the path to it:
+ * the peer provider's AV (same node), where xlink inserts it with its own
+ * index as FI_AV_USER_ID so that the peer reports xlink's fi_addr as the
+ * source, or the network provider's AV.  fi_addr values are indices for
+ * both AV types.
+ */
+#ifndef XLINK_AV_H
+#define XLINK_AV_H
+
+#include "addr.h"
+#include "xlink.h"
+
+struct xlink_av_entry {
+	bool used;
+	bool local;		/* reached through the peer */
+	fi_addr_t net_addr;	/* in net_av, or FI_ADDR_NOTAVAIL */
+	fi_addr_t peer_addr;	/* in peer_av, or FI_ADDR_NOTAVAIL */
+	struct xlink_addr addr;	/* as inserted, for fi_av_lookup */
+};
+
+struct xlink_av {
+	struct fid_av av_fid;
+	struct xlink_domain *domain;
+	enum fi_av_type type;
+	uint64_t node_id;		/* this process's node; 0 without a peer */
+	struct fid_av *net_av;
+	struct fid_av *peer_av;		/* NULL without a peer */
+	struct xlink_av_entry *entries;
+	size_t count, cap;
+	fi_addr_t *from_net;		/* xlink index of each network fi_addr */
+	size_t from_net_cap;
+	atomic_int ref;			/* endpoints bound */
+};
+
+int xlink_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		  struct fid_av **av, void *context);
+
+struct xlink_av *xlink_av_of(struct fid *fid, struct xlink_domain *domain);
+
+/* The entry of fi_addr, or NULL if it names none. */
+static inline struct xlink_av_entry *xlink_av_entry(struct xlink_av *av,
+						     fi_addr_t fi_addr)
+{
+	if (fi_addr >= av->count || !av->entries[fi_addr].used)
+		return NULL;
+	return &av->entries[fi_addr];
+}
+
+/* The xlink fi_addr of a network source address, or FI_ADDR_NOTAVAIL. */
+static inline fi_addr_t xlink_av_from_net(const struct xlink_av *av,
+					  fi_addr_t net_addr)
+{
+	if (net_addr >= av->from_net_cap)
+		return FI_ADDR_NOTAVAIL;
+	return av->from_net[net_addr];
+}
+
+#endif

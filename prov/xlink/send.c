@@ -1,0 +1,50 @@
+/* The general form of every send (send.h). */
+#include "send.h"
+
+struct xlink_av_entry *xlink_send_route(struct xlink_ep *ep, fi_addr_t dest)
+{
+	if (!ep->enabled || !ep->av)
+		return NULL;
+	return xlink_av_entry(ep->av, dest);
+}
+
+static ssize_t peer_sendmsg(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
+			    size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
+			    uint64_t flags, void *context)
+{
+	if (tagged) {
+		struct fi_msg_tagged msg = {
+			.msg_iov = iov, .iov_count = count, .addr = dest,
+			.tag = tag, .context = context, .data = data,
+		};
+
+		return fi_tsendmsg(ep->peer_ep, &msg, flags);
+	} else {
+		struct fi_msg msg = {
+			.msg_iov = iov, .iov_count = count, .addr = dest,
+			.context = context, .data = data,
+		};
+
+		return fi_sendmsg(ep->peer_ep, &msg, flags);
+	}
+}
+
+ssize_t xlink_send(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
+		   void **desc, size_t count, fi_addr_t dest, uint64_t tag,
+		   uint64_t data, uint64_t flags, void *context)
+{
+	struct xlink_av_entry *entry;
+	ssize_t ret;
+
+	xlink_domain_lock(ep->domain);
+	entry = xlink_send_route(ep, dest);
+	if (!entry)
+		ret = ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
+	else if (entry->local)
+		ret = peer_sendmsg(ep, tagged, iov, count, entry->peer_addr, tag, data,
+				   flags, context);
+	else
+		ret = xlink_net_send(ep, entry->net_addr, tagged, iov, count, tag, data,
+				     flags, context);
+	return xlink_send_done(ep, ret);
+}

@@ -1,0 +1,86 @@
+/*
+ * The endpoint's receive queue: posted receives and unexpected messages,
+ * tagged and untagged, of both paths, in one place, so that a receive from
+ * FI_ADDR_UNSPEC takes whichever matching message arrived first and the
+ * messages of one source match in order.
+ *
+ * The peer reaches it through the struct fid_peer_srx bound to its
+ * endpoint (get_msg/get_tag, queue_msg/queue_tag, free_entry,
+ * foreach_unspec_addr), in libfabric's style: xlink binds its own
+ * fid_peer_srx and starts or discards a peer's message through
+ * entry->srx->peer_ops.  The network path hands it each message header
+ * (xlink_srx_net_arrived).
+ */
+#ifndef XLINK_SRX_H
+#define XLINK_SRX_H
+
+#include <sys/uio.h>
+
+#include "xlink.h"
+
+struct xlink_ep;
+
+enum xlink_rx_origin {
+	XLINK_RX_POSTED,	/* a receive the application posted */
+	XLINK_RX_FROM_PEER,	/* an unexpected message of the peer */
+	XLINK_RX_FROM_NET,	/* an unexpected message of the network */
+};
+
+/* A posted receive or an unexpected message; entry is what the peer sees. */
+struct xlink_rx {
+	struct fi_peer_rx_entry entry;
+	struct xlink_rx *next;
+	struct xlink_ep *ep;
+	enum xlink_rx_origin origin;
+	bool tagged;
+	uint64_t ignore;		/* posted: tag bits that need not match */
+	/* FROM_NET */
+	void *data;			/* the eager payload */
+	bool owns_data;			/* else it lies in a network buffer */
+	uint64_t large_id;		/* or: the network tag of the payload */
+	/* a posted receive filled by the network */
+	void *bounce;			/* whole message, when the buffers are short */
+	size_t msg_size;
+	uint64_t msg_flags;		/* FI_REMOTE_CQ_DATA */
+	struct iovec iov[XLINK_IOV_LIMIT];
+	void *desc[XLINK_IOV_LIMIT];
+};
+
+struct xlink_queue {
+	struct xlink_rx *head, *tail;
+};
+
+struct xlink_srx {
+	struct fid_peer_srx peer_srx;		/* bound to the peer endpoint */
+	struct fi_ops_srx_owner owner_ops;
+	struct xlink_queue posted[2];		/* [tagged] */
+	struct xlink_queue unexpected[2];
+	struct xlink_queue claimed;		/* FI_PEEK | FI_CLAIM */
+};
+
+void xlink_srx_init(struct xlink_ep *ep);
+/* Frees what is queued; the peer endpoint is already closed. */
+void xlink_srx_fini(struct xlink_ep *ep);
+
+/* fi_recvmsg / fi_trecvmsg and the calls over them.  Caller holds the lock. */
+ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t src, uint64_t tag,
+		       uint64_t ignore, void *context, uint64_t flags);
+int xlink_srx_cancel(struct xlink_ep *ep, void *context);
+
+/*
+ * A network message's header arrived: it is matched now (and delivered,
+ * which frees rx) or queued as unexpected (true: the queue keeps rx, and
+ * the caller must give it its own copy of an eager payload).  rx is
+ * FROM_NET with entry's addr, size, tag, cq_data and flags filled.
+ */
+bool xlink_srx_net_arrived(struct xlink_ep *ep, struct xlink_rx *rx);
+
+/* Completions of receives. */
+void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
+		       uint64_t flags, uint64_t data, uint64_t tag, fi_addr_t src);
+void xlink_rx_fail(struct xlink_ep *ep, struct xlink_rx *posted, int err,
+		   size_t len, size_t olen, uint64_t flags, uint64_t data,
+		   uint64_t tag);
+
+#endif
