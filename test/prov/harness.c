@@ -75,6 +75,72 @@ uint64_t xt_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* ---- selecting tests, and nodes ---- */
+
+bool xt_wanted(enum xt_kind kind)
+{
+	const char *g = getenv("XSHM_TEST_GENERIC");
+
+	if (!g || !*g || !strcmp(g, "0"))
+		return true;
+	if (!strcmp(g, "extra"))
+		return kind != XT_XSHM;
+	return kind == XT_GENERIC;
+}
+
+bool xt_split_nodes(void)
+{
+	const char *v = getenv("XSHM_TEST_SPLIT_NODES");
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Node 0's id: $FI_XSHM_NODE_ID when first asked (before any fork), or ours. */
+static uint64_t xt_node_base(void)
+{
+	static uint64_t base;
+
+	if (!base) {
+		const char *v = getenv("FI_XSHM_NODE_ID");
+
+		base = v ? strtoull(v, NULL, 16) : 0;
+		if (!base)
+			base = 0x5e1f000000000000ULL;
+	}
+	return base;
+}
+
+const char *xt_node_id(int node, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llx", (unsigned long long)(xt_node_base() + (uint64_t)node));
+	return buf;
+}
+
+/* Whether libfabric loaded its DL providers (it does at its first call). */
+static bool xt_providers_loaded(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "-fi.so") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* In split mode, puts this process on node 0 unless the provider is loaded. */
+static void xt_node_setup(void)
+{
+	char id[32];
+
+	if (!xt_split_nodes() || xt_providers_loaded())
+		return;
+	setenv("FI_XSHM_NODE_ID", xt_node_id(0, id, sizeof(id)), 1);
+}
+
 /* ---- configuration and objects ---- */
 
 const char *xt_provider(void)
@@ -336,8 +402,12 @@ static void xt_check_children(void)
 	}
 }
 
-static void xt_child_main(int sock, pid_t parent, xt_child_fn fn, void *arg)
+static void xt_child_main(int sock, pid_t parent, xt_child_fn fn, void *arg, int node)
 {
+	char id[32];
+
+	if (xt_split_nodes())
+		setenv("FI_XSHM_NODE_ID", xt_node_id(node, id, sizeof(id)), 1);
 	xt_in_child = true;
 	xt_parent = parent;
 	xt_neps = 0;
@@ -360,12 +430,20 @@ static void xt_child_main(int sock, pid_t parent, xt_child_fn fn, void *arg)
 	_exit(0);
 }
 
-void xt_spawn(struct xt_child *c, xt_child_fn fn, void *arg)
+static void xt_spawn_node(struct xt_child *c, int node, bool strict, xt_child_fn fn,
+			  void *arg)
 {
 	pid_t parent = getpid();
 	int sv[2];
 
 	XT_ASSERT(xt_nchildren < XT_MAX_CHILDREN, "too many children");
+	if (xt_split_nodes() && node != 0 && xt_providers_loaded()) {
+		XT_ASSERT(!strict, "split nodes: the provider was loaded before the fork, "
+			  "so a child cannot change its node id");
+		fprintf(stderr, "note: split nodes: the provider was loaded before this "
+			"fork; the child stays on its parent's node\n");
+	}
+	xt_node_setup();
 	XT_ASSERT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "socketpair: %s",
 		  strerror(errno));
 	memset(c, 0, sizeof(*c));
@@ -373,11 +451,21 @@ void xt_spawn(struct xt_child *c, xt_child_fn fn, void *arg)
 	XT_ASSERT(c->pid >= 0, "fork: %s", strerror(errno));
 	if (c->pid == 0) {
 		close(sv[0]);
-		xt_child_main(sv[1], parent, fn, arg);
+		xt_child_main(sv[1], parent, fn, arg, node);
 	}
 	close(sv[1]);
 	c->sock = sv[0];
 	xt_children[xt_nchildren++] = c;
+}
+
+void xt_spawn(struct xt_child *c, xt_child_fn fn, void *arg)
+{
+	xt_spawn_node(c, 1, false, fn, arg);
+}
+
+void xt_spawn_on(struct xt_child *c, int node, xt_child_fn fn, void *arg)
+{
+	xt_spawn_node(c, node, true, fn, arg);
 }
 
 static void xt_forget_child(struct xt_child *c)
@@ -1032,6 +1120,7 @@ int xt_run_suite(Suite *s)
 	SRunner *sr;
 	int failed, leaks;
 
+	xt_node_setup();
 	xt_list_shm(&before);
 	sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_FORK);

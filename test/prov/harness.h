@@ -61,6 +61,41 @@ void xt_fail(const char *file, int line, const char *expr, const char *fmt, ...)
 
 const char *xt_strerror(long long rc);
 
+/* ---- selecting tests, and nodes ---- */
+
+/*
+ * What a test case needs of the provider under test.  $XSHM_TEST_GENERIC
+ * selects: unset, empty or "0": every kind (the default suite);
+ * "1": XT_GENERIC only; "extra": XT_GENERIC and XT_EXTRA.  A program adds
+ * a test case only when xt_wanted(its kind) (test/xlink/README.md lists them).
+ */
+enum xt_kind {
+	XT_GENERIC,	/* any FI_EP_RDM provider with msg/tagged, directed
+			 * receive, FI_SOURCE, peek/claim/discard, cancel of
+			 * receives, truncation, CQ data, counters */
+	XT_EXTRA,	/* optional features: wait objects, poll sets, multi-
+			 * receive, selective/delivery/match completion, fence,
+			 * thread safety, close semantics */
+	XT_XSHM,	/* xshm's own: address strings, services, regions,
+			 * parameters, shared/auth/user-id AVs, attribute values */
+};
+bool xt_wanted(enum xt_kind kind);
+
+/*
+ * $XSHM_TEST_SPLIT_NODES (nonzero): processes of a test live on simulated
+ * nodes.  The process of the test case is on node 0; xt_spawn puts a child
+ * on node 1, xt_spawn_on on the node asked.  Node n's id is B + n, B being
+ * $FI_XSHM_NODE_ID as the program started (hex) or 0x5e1f000000000000; a
+ * child sets FI_XSHM_NODE_ID before its first libfabric call.  xshm reads
+ * its node id once, when libfabric loads it: a child forked after its
+ * parent loaded the provider keeps the parent's node (xt_spawn says so on
+ * stderr, xt_spawn_on fails).  Without the variable every process is on
+ * one node and the node arguments are ignored.
+ */
+bool xt_split_nodes(void);
+/* The node id string (hex) of node n. */
+const char *xt_node_id(int node, char *buf, size_t len);
+
 /* ---- configuration and objects ---- */
 
 const char *xt_provider(void);
@@ -202,6 +237,8 @@ struct xt_child {
  * any fabric object in the parent.
  */
 void xt_spawn(struct xt_child *c, xt_child_fn fn, void *arg);
+/* xt_spawn on node `node` (see xt_split_nodes). */
+void xt_spawn_on(struct xt_child *c, int node, xt_child_fn fn, void *arg);
 /* Waits (with a deadline, killing it if late) and asserts exit status 0. */
 void xt_join(struct xt_child *c);
 /*

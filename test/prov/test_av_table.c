@@ -319,18 +319,27 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, indices_are_lowest_unused_across_calls);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, indices_are_lowest_unused_across_calls);
 	tcase_add_test(tc, remove_then_reinsert_same_address);
-	tcase_add_test(tc, remove_of_unused_index_fails_and_removes_nothing);
-	tcase_add_test(tc, sync_err_reports_each_address);
-	tcase_add_test(tc, sync_err_with_null_fi_addr_and_null_context);
-	tcase_add_test(tc, count_zero_and_bad_arguments);
-	tcase_add_test(tc, fi_more_batches_keep_sequential_indices);
-	tcase_add_test(tc, insertsvc_maps_service_to_its_endpoint);
-	tcase_add_test(tc, insertsym_inserts_the_range_in_order);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, remove_of_unused_index_fails_and_removes_nothing);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, sync_err_reports_each_address);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, sync_err_with_null_fi_addr_and_null_context);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, count_zero_and_bad_arguments);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, fi_more_batches_keep_sequential_indices);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, insertsvc_maps_service_to_its_endpoint);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, insertsym_inserts_the_range_in_order);
 	tcase_add_test(tc, close_with_bound_endpoint_is_busy);
 	tcase_add_test(tc, open_attributes_checked);
-	tcase_add_test(tc, event_av_reports_through_its_eq);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, event_av_reports_through_its_eq);
 	suite_add_tcase(s, tc);
 	return xt_run_suite(s);
 }

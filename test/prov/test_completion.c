@@ -785,29 +785,39 @@ static Suite *completion_suite(void)
 	suite_add_tcase(s, flags);
 
 	tcase_set_timeout(wait, 30);
-	tcase_add_loop_test(wait, delivery_and_match_complete_send_waits_for_the_receive, 0,
-			    N(wait_loop_flags));
-	tcase_add_loop_test(wait, match_complete_send_completes_on_discard_not_on_peek, 0, 6);
-	tcase_add_loop_test(wait, endpoint_op_flag_makes_tsend_wait_for_the_receive, 0,
-			    N(wait_flags));
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(wait, delivery_and_match_complete_send_waits_for_the_receive, 0,
+				    N(wait_loop_flags));
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(wait, match_complete_send_completes_on_discard_not_on_peek, 0, 6);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(wait, endpoint_op_flag_makes_tsend_wait_for_the_receive, 0,
+				    N(wait_flags));
 	suite_add_tcase(s, wait);
 
 	tcase_set_timeout(fence, 30);
-	tcase_add_loop_test(fence, fenced_send_waits_for_earlier_match_complete_send, 0, 2);
-	tcase_add_test(fence, fenced_sends_arrive_and_complete_after_earlier_sends);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(fence, fenced_send_waits_for_earlier_match_complete_send, 0, 2);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_test(fence, fenced_sends_arrive_and_complete_after_earlier_sends);
 	suite_add_tcase(s, fence);
 
 	tcase_set_timeout(sel, 30);
-	tcase_add_test(sel, selective_completion_send_entries_only_with_fi_completion);
-	tcase_add_test(sel, selective_completion_recv_entries_only_with_fi_completion);
-	tcase_add_test(sel, selective_completion_still_reports_errors);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_test(sel, selective_completion_send_entries_only_with_fi_completion);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_test(sel, selective_completion_recv_entries_only_with_fi_completion);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_test(sel, selective_completion_still_reports_errors);
 	suite_add_tcase(s, sel);
 
 	tcase_set_timeout(gi, 10);
-	tcase_add_loop_test(gi, getinfo_accepts_and_returns_tx_op_flags, 0,
-			    N(accepted_tx_op_flags));
-	tcase_add_loop_test(gi, getinfo_declines_buffered_recv_and_variable_msg, 0,
-			    N(declined));
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(gi, getinfo_accepts_and_returns_tx_op_flags, 0,
+				    N(accepted_tx_op_flags));
+	if (xt_wanted(XT_XSHM))
+		tcase_add_loop_test(gi, getinfo_declines_buffered_recv_and_variable_msg, 0,
+				    N(declined));
 	suite_add_tcase(s, gi);
 	return s;
 }

@@ -328,7 +328,8 @@ static Suite *cq_suite(void)
 
 	tcase_set_timeout(open, 20);
 	tcase_add_loop_test(open, cq_opens_with_each_format, 0, nformats);
-	tcase_add_loop_test(open, cq_accepts_wait_obj, 0, nwaits);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(open, cq_accepts_wait_obj, 0, nwaits);
 	suite_add_tcase(s, open);
 
 	tcase_set_timeout(read, 30);
@@ -341,8 +342,10 @@ static Suite *cq_suite(void)
 	suite_add_tcase(s, read);
 
 	tcase_set_timeout(wait, 30);
-	tcase_add_loop_test(wait, cq_sread_on_empty_cq_times_out_with_eagain, 1, nwaits);
-	tcase_add_loop_test(wait, cq_sread_returns_an_arriving_completion, 1, nwaits);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(wait, cq_sread_on_empty_cq_times_out_with_eagain, 1, nwaits);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(wait, cq_sread_returns_an_arriving_completion, 1, nwaits);
 	suite_add_tcase(s, wait);
 	return s;
 }

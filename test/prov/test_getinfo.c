@@ -564,39 +564,59 @@ static Suite *getinfo_suite(void)
 	tcase_set_timeout(attrs, 20);
 	tcase_add_test(attrs, getinfo_returns_rdm_info_of_the_provider);
 	tcase_add_test(attrs, getinfo_caps_include_msg_tagged_send_recv);
-	tcase_add_test(attrs, getinfo_caps_exclude_rma_atomic_remote_comm);
-	tcase_add_test(attrs, getinfo_secondary_caps_only_when_requested);
-	tcase_add_test(attrs, getinfo_secondary_caps_returned_when_requested);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_caps_exclude_rma_atomic_remote_comm);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_secondary_caps_only_when_requested);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_secondary_caps_returned_when_requested);
 	tcase_add_test(attrs, getinfo_context_caps_hold_no_domain_caps);
 	tcase_add_test(attrs, getinfo_requires_no_mode_bits);
-	tcase_add_test(attrs, getinfo_addr_format_is_str);
-	tcase_add_test(attrs, getinfo_data_progress_is_manual);
-	tcase_add_test(attrs, getinfo_inject_size_is_4096);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_addr_format_is_str);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_data_progress_is_manual);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_inject_size_is_4096);
 	tcase_add_test(attrs, getinfo_iov_limits_are_at_least_4);
-	tcase_add_test(attrs, getinfo_max_msg_size_is_1GiB);
-	tcase_add_test(attrs, getinfo_av_type_echoes_the_hint);
-	tcase_add_loop_test(attrs, getinfo_honours_threading_hint, 0, nthreading);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_max_msg_size_is_1GiB);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(attrs, getinfo_av_type_echoes_the_hint);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(attrs, getinfo_honours_threading_hint, 0, nthreading);
 	suite_add_tcase(s, attrs);
 
 	tcase_set_timeout(versions, 20);
-	tcase_add_loop_test(versions, getinfo_works_for_api_version, 5, 18);
+	if (xt_wanted(XT_EXTRA))
+		tcase_add_loop_test(versions, getinfo_works_for_api_version, 5, 18);
 	tcase_add_test(versions, getinfo_mr_mode_is_zero_for_api_1_5_and_later);
 	suite_add_tcase(s, versions);
 
 	tcase_set_timeout(refused, 20);
-	tcase_add_loop_test(refused, getinfo_refuses_unsupported_hint_with_enodata, 0, nrefused);
-	tcase_add_test(refused, getinfo_refuses_other_host_with_enodata);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_loop_test(refused, getinfo_refuses_unsupported_hint_with_enodata, 0, nrefused);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(refused, getinfo_refuses_other_host_with_enodata);
 	suite_add_tcase(s, refused);
 
 	tcase_set_timeout(service, 30);
-	tcase_add_test(service, getinfo_source_service_gives_well_known_src_addr);
-	tcase_add_test(service, getinfo_different_services_give_different_addrs);
-	tcase_add_test(service, getinfo_localhost_service_gives_dest_addr_of_that_service);
-	tcase_add_test(service, getinfo_client_reaches_server_opened_with_same_service);
-	tcase_add_test(service, getinfo_every_info_carries_a_source_address);
-	tcase_add_test(service, getinfo_source_node_alone_gives_a_fresh_address);
-	tcase_add_test(service, getinfo_source_in_the_hints_is_kept_beside_a_destination);
-	tcase_add_test(service, getinfo_hint_address_of_length_zero_counts_as_none);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_source_service_gives_well_known_src_addr);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_different_services_give_different_addrs);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_localhost_service_gives_dest_addr_of_that_service);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_client_reaches_server_opened_with_same_service);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_every_info_carries_a_source_address);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_source_node_alone_gives_a_fresh_address);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_source_in_the_hints_is_kept_beside_a_destination);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(service, getinfo_hint_address_of_length_zero_counts_as_none);
 	suite_add_tcase(s, service);
 	return s;
 }

@@ -277,11 +277,14 @@ static void add_stores_case(Suite *s, const char *name, void (*setup)(void))
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_checked_fixture(tc, setup, NULL);
-	tcase_add_loop_test(tc, stores_bounce_message_arrives_intact, 0, N(bounce_sizes));
-	tcase_add_loop_test(tc, stores_unexpected_bounce_message_arrives_intact, 0,
-			    N(bounce_sizes));
-	tcase_add_loop_test(tc, stores_bounce_message_from_iovs_arrives_intact, 0,
-			    N(bounce_iovs));
+	if (xt_wanted(XT_XSHM))
+		tcase_add_loop_test(tc, stores_bounce_message_arrives_intact, 0, N(bounce_sizes));
+	if (xt_wanted(XT_XSHM))
+		tcase_add_loop_test(tc, stores_unexpected_bounce_message_arrives_intact, 0,
+				    N(bounce_sizes));
+	if (xt_wanted(XT_XSHM))
+		tcase_add_loop_test(tc, stores_bounce_message_from_iovs_arrives_intact, 0,
+				    N(bounce_iovs));
 	suite_add_tcase(s, tc);
 }
 
@@ -387,16 +390,20 @@ static Suite *sizes_suite(void)
 
 	tcase_set_timeout(cells, 30);
 	tcase_add_checked_fixture(cells, use_longest_runs, NULL);
-	tcase_add_loop_test(cells, sizes_cells_from_iovs_arrive_intact, 0, N(cell_iovs));
-	tcase_add_test(cells, sizes_cells_fill_the_ring_then_all_arrive);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_loop_test(cells, sizes_cells_from_iovs_arrive_intact, 0, N(cell_iovs));
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(cells, sizes_cells_fill_the_ring_then_all_arrive);
 	suite_add_tcase(s, cells);
 
 	add_stores_case(s, "streaming_stores", use_streaming_stores);
 	add_stores_case(s, "cached_stores", use_cached_stores);
 
 	tcase_set_timeout(max, 90);
-	tcase_add_test(max, sizes_message_of_max_msg_size_arrives_intact);
-	tcase_add_test(max, sizes_send_above_max_msg_size_gives_emsgsize);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(max, sizes_message_of_max_msg_size_arrives_intact);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(max, sizes_send_above_max_msg_size_gives_emsgsize);
 	suite_add_tcase(s, max);
 	return s;
 }
