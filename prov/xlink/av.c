@@ -309,7 +309,9 @@ int xlink_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP &&
 	    attr->type != FI_AV_TABLE)
 		return -FI_EINVAL;
-	if (attr->name || attr->rx_ctx_bits || (attr->flags & FI_EVENT))
+	if (attr->rx_ctx_bits || (attr->flags & ~(FI_SYMMETRIC | FI_EVENT)))
+		return -FI_EINVAL;
+	if (attr->name || (attr->flags & FI_EVENT))
 		return -FI_ENOSYS;
 	av = calloc(1, sizeof(*av));
 	if (!av)

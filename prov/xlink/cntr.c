@@ -203,7 +203,7 @@ int xlink_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 	struct xlink_domain *domain = xlink_domain_of(domain_fid);
 	/* Without attributes nothing rules out fi_cntr_wait. */
 	const struct fi_cntr_attr defaults = {
-		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
+		.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE };
 	const struct fi_cntr_attr *use = attr ? attr : &defaults;
 	struct xlink_cntr *cntr;
 	int ret;

@@ -1,4 +1,8 @@
-/* xlink's completion queue: a growing ring of completions and a list of errors. */
+/*
+ * xlink's completion queue: a growing ring of completions, errors in their
+ * place among them, so that fi_cq_read returns -FI_EAVAIL only when the
+ * oldest event is an error.
+ */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,23 +53,34 @@ static int ring_grow(struct xlink_cq *cq)
 	return 0;
 }
 
-int xlink_cq_write(struct xlink_cq *cq, void *context, uint64_t flags,
-		   size_t len, void *buf, uint64_t data, uint64_t tag, fi_addr_t src)
+static struct xlink_cq_slot *slot_append(struct xlink_cq *cq)
 {
 	struct xlink_cq_slot *slot;
 
 	if (cq->count == cq->cap && ring_grow(cq))
-		return -FI_ENOMEM;
+		return NULL;
 	slot = &cq->slots[(cq->head + cq->count) % cq->cap];
+	cq->count++;
+	return slot;
+}
+
+int xlink_cq_write(struct xlink_cq *cq, void *context, uint64_t flags,
+		   size_t len, void *buf, uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct xlink_cq_slot *slot = slot_append(cq);
+
+	if (!slot)
+		return -FI_ENOMEM;
 	slot->entry = (struct fi_cq_tagged_entry){ context, flags, len, buf, data, tag };
 	slot->src = src;
-	cq->count++;
+	slot->err = NULL;
 	return 0;
 }
 
 int xlink_cq_write_error(struct xlink_cq *cq, const struct fi_cq_err_entry *entry)
 {
 	struct xlink_cq_err *err = malloc(sizeof(*err));
+	struct xlink_cq_slot *slot;
 
 	if (!err)
 		return -FI_ENOMEM;
@@ -73,12 +88,12 @@ int xlink_cq_write_error(struct xlink_cq *cq, const struct fi_cq_err_entry *entr
 	/* The writer's error data is not ours to keep past this call. */
 	err->entry.err_data = NULL;
 	err->entry.err_data_size = 0;
-	err->next = NULL;
-	if (cq->errs_tail)
-		cq->errs_tail->next = err;
-	else
-		cq->errs = err;
-	cq->errs_tail = err;
+	slot = slot_append(cq);
+	if (!slot) {
+		free(err);
+		return -FI_ENOMEM;
+	}
+	slot->err = err;
 	return 0;
 }
 
@@ -87,18 +102,20 @@ static ssize_t pop_entries(struct xlink_cq *cq, void *buf, size_t count,
 			   fi_addr_t *src_addr)
 {
 	size_t size = entry_sizes[cq->format];
-	size_t n = count < cq->count ? count : cq->count;
+	size_t n = 0;
 
-	if (cq->errs)
-		return -FI_EAVAIL;
 	if (!cq->count)
 		return -FI_EAGAIN;
-	for (size_t i = 0; i < n; i++) {
+	if (cq->slots[cq->head].err)
+		return -FI_EAVAIL;
+	for (; n < count && cq->count; n++) {
 		struct xlink_cq_slot *slot = &cq->slots[cq->head];
 
-		memcpy((char *) buf + i * size, &slot->entry, size);
+		if (slot->err)
+			break;
+		memcpy((char *) buf + n * size, &slot->entry, size);
 		if (src_addr)
-			src_addr[i] = slot->src;
+			src_addr[n] = slot->src;
 		cq->head = (cq->head + 1) % cq->cap;
 		cq->count--;
 	}
@@ -148,11 +165,10 @@ static ssize_t xlink_cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *b
 	if (!buf)
 		return -FI_EINVAL;
 	xlink_domain_lock(cq->domain);
-	err = cq->errs;
+	err = cq->count ? cq->slots[cq->head].err : NULL;
 	if (err) {
-		cq->errs = err->next;
-		if (!cq->errs)
-			cq->errs_tail = NULL;
+		cq->head = (cq->head + 1) % cq->cap;
+		cq->count--;
 		cq->last_err = err->entry;
 		free(err);
 		copy_err_out(buf, &cq->last_err);
@@ -218,12 +234,8 @@ static struct fi_ops_cq xlink_cq_ops = {
 
 static void free_cq(struct xlink_cq *cq)
 {
-	while (cq->errs) {
-		struct xlink_cq_err *next = cq->errs->next;
-
-		free(cq->errs);
-		cq->errs = next;
-	}
+	for (size_t i = 0; i < cq->count; i++)
+		free(cq->slots[(cq->head + i) % cq->cap].err);
 	free(cq->slots);
 	free(cq);
 }

@@ -11,14 +11,15 @@
 
 #include "xlink.h"
 
+struct xlink_cq_err {
+	struct fi_cq_err_entry entry;
+};
+
+/* A completion, or an error (err) in its place in the order of events. */
 struct xlink_cq_slot {
 	struct fi_cq_tagged_entry entry;
 	fi_addr_t src;
-};
-
-struct xlink_cq_err {
-	struct fi_cq_err_entry entry;
-	struct xlink_cq_err *next;
+	struct xlink_cq_err *err;
 };
 
 struct xlink_cq {
@@ -29,7 +30,6 @@ struct xlink_cq {
 	/* A ring that grows, so that no completion is ever dropped. */
 	struct xlink_cq_slot *slots;
 	size_t cap, head, count;
-	struct xlink_cq_err *errs, *errs_tail;
 	struct fi_cq_err_entry last_err;	/* what readerr returned last */
 	atomic_bool signaled;			/* fi_cq_signal */
 	struct fid_peer_cq peer_cq;		/* imported into the peer */

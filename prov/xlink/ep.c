@@ -78,9 +78,7 @@ static int bind_av(struct xlink_ep *ep, struct xlink_av *av)
 	if (ep->av)
 		return -FI_EINVAL;
 	ep->av = av;
-	ret = xlink_net_bind(ep);
-	if (!ret && av->peer_av)
-		ret = bind_peer(ep, &av->peer_av->fid, 0);
+	ret = av->peer_av ? bind_peer(ep, &av->peer_av->fid, 0) : 0;
 	if (ret) {
 		ep->av = NULL;
 		return ret;
@@ -95,7 +93,7 @@ static int bind_cq(struct xlink_ep *ep, struct xlink_cq *cq, uint64_t flags)
 	int ret;
 
 	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
-		return -FI_EBADFLAGS;
+		return -FI_EINVAL;
 	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
 	    ((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq))
 		return -FI_EINVAL;
@@ -120,9 +118,9 @@ static int bind_cntr(struct xlink_ep *ep, struct xlink_cntr *cntr, uint64_t flag
 	uint64_t own = flags & (FI_SEND | FI_RECV);
 	int ret;
 
-	if (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
-		      FI_REMOTE_WRITE))
-		return -FI_EBADFLAGS;
+	if (!flags || (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE |
+				 FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		return -FI_EINVAL;
 	if (((flags & FI_SEND) && ep->tx_cntr) || ((flags & FI_RECV) && ep->rx_cntr))
 		return -FI_EINVAL;
 	if (!own)
@@ -415,9 +413,8 @@ static int open_children(struct xlink_ep *ep, struct fi_info *info)
 	ret = xlink_child_infos(XLINK_API, info, &ep->net_info, &ep->peer_info);
 	if (ret)
 		return ret;
-	ret = xlink_net_open(ep);
-	if (ret || !domain->peer || !ep->peer_info)
-		return ret;
+	if (!domain->peer || !ep->peer_info)
+		return 0;
 	return fi_endpoint(domain->peer, ep->peer_info, &ep->peer_ep, ep);
 }
 

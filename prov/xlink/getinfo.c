@@ -80,7 +80,8 @@ static int peer_getinfo(uint32_t version, const char *node, const char *service,
 	*peer = NULL;
 	if (!xlink_params.peer)
 		return -FI_ENODATA;
-	h = child_hints(xlink_params.peer, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV,
+	h = child_hints(xlink_params.peer,
+			FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE,
 			NULL);
 	if (!h)
 		return -FI_ENOMEM;
@@ -114,8 +115,11 @@ static void set_attrs(struct fi_info *info, const struct fi_info *hints,
 	uint64_t caps = hints && hints->caps ? hints->caps : XLINK_CAPS;
 	size_t inject = xlink_params.eager_max;
 
+	/* Neither half of a pair named means both, as fi_getinfo(3) reads it. */
 	if (!(caps & (FI_LOCAL_COMM | FI_REMOTE_COMM)))
 		caps |= FI_LOCAL_COMM | FI_REMOTE_COMM;
+	if (!(caps & (FI_SEND | FI_RECV)))
+		caps |= FI_SEND | FI_RECV;
 	if (peer && peer->tx_attr->inject_size < inject)
 		inject = peer->tx_attr->inject_size;
 	info->caps = caps;

@@ -526,7 +526,11 @@ void xlink_net_progress(struct xlink_ep *ep)
 
 /* ---- the network endpoint ---- */
 
-int xlink_net_open(struct xlink_ep *ep)
+/*
+ * The network endpoint is opened only when the application enables its
+ * own: rxm 1.17 crashes closing an endpoint that was never enabled.
+ */
+static int open_net(struct xlink_ep *ep)
 {
 	struct xlink_domain *domain = ep->domain;
 	struct fi_cq_attr cq_attr = {
@@ -541,24 +545,20 @@ int xlink_net_open(struct xlink_ep *ep)
 			     ((uint64_t) ((uint32_t) getpid() ^ (uint32_t) random()) << 31);
 	ep->net.large_seq = 1;
 	ret = fi_endpoint(domain->net, ep->net_info, &ep->net.ep, ep);
-	if (ret)
-		return ret;
-	ret = fi_cq_open(domain->net, &cq_attr, &ep->net.cq, ep);
+	if (!ret)
+		ret = fi_cq_open(domain->net, &cq_attr, &ep->net.cq, ep);
 	if (!ret)
 		ret = fi_ep_bind(ep->net.ep, &ep->net.cq->fid, FI_TRANSMIT | FI_RECV);
-	return ret;
-}
-
-int xlink_net_bind(struct xlink_ep *ep)
-{
-	return fi_ep_bind(ep->net.ep, &ep->av->net_av->fid, 0);
+	if (!ret)
+		ret = fi_ep_bind(ep->net.ep, &ep->av->net_av->fid, 0);
+	return ret ? ret : fi_enable(ep->net.ep);
 }
 
 int xlink_net_enable(struct xlink_ep *ep)
 {
 	struct xlink_net *net = &ep->net;
 	size_t size = sizeof(struct xlink_hdr) + xlink_params.eager_max;
-	int ret = fi_enable(net->ep);
+	int ret = open_net(ep);
 
 	if (ret)
 		return ret;
@@ -603,5 +603,7 @@ void xlink_net_close(struct xlink_ep *ep)
 
 int xlink_net_getname(struct xlink_ep *ep, void *addr, size_t *addrlen)
 {
+	if (!ep->net.ep)
+		return -FI_EOPBADSTATE;
 	return fi_getname(&ep->net.ep->fid, addr, addrlen);
 }

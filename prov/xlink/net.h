@@ -29,8 +29,6 @@ struct xlink_net {
 	unsigned skipped;
 };
 
-int xlink_net_open(struct xlink_ep *ep);
-int xlink_net_bind(struct xlink_ep *ep);	/* the AV's network AV */
 int xlink_net_enable(struct xlink_ep *ep);
 void xlink_net_close(struct xlink_ep *ep);
 int xlink_net_getname(struct xlink_ep *ep, void *addr, size_t *addrlen);

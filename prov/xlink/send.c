@@ -36,6 +36,11 @@ ssize_t xlink_send(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 	struct xlink_av_entry *entry;
 	ssize_t ret;
 
+	if (count > XLINK_IOV_LIMIT || (count && !iov))
+		return -FI_EINVAL;
+	for (size_t i = 0; i < count; i++)
+		if (iov[i].iov_len && !iov[i].iov_base)
+			return -FI_EINVAL;
 	xlink_domain_lock(ep->domain);
 	entry = xlink_send_route(ep, dest);
 	if (!entry)

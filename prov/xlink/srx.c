@@ -310,8 +310,13 @@ ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov
 	struct match_key key = { .addr = src, .tag = tag, .ignore = ignore };
 	struct xlink_rx *posted, *msg;
 
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
 	if (count > XLINK_IOV_LIMIT || (count && !iov))
 		return -FI_EINVAL;
+	for (size_t i = 0; i < count; i++)
+		if (iov[i].iov_len && !iov[i].iov_base)
+			return -FI_EINVAL;
 	if (!(ep->caps & FI_DIRECTED_RECV))
 		key.addr = src = FI_ADDR_UNSPEC;
 	if (src != FI_ADDR_UNSPEC && !xlink_av_entry(ep->av, src))

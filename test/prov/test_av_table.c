@@ -321,7 +321,8 @@ int main(void)
 	tcase_set_timeout(tc, 30);
 	if (xt_wanted(XT_XSHM))
 		tcase_add_test(tc, indices_are_lowest_unused_across_calls);
-	tcase_add_test(tc, remove_then_reinsert_same_address);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, remove_then_reinsert_same_address);
 	if (xt_wanted(XT_XSHM))
 		tcase_add_test(tc, remove_of_unused_index_fails_and_removes_nothing);
 	if (xt_wanted(XT_XSHM))
@@ -336,8 +337,10 @@ int main(void)
 		tcase_add_test(tc, insertsvc_maps_service_to_its_endpoint);
 	if (xt_wanted(XT_XSHM))
 		tcase_add_test(tc, insertsym_inserts_the_range_in_order);
-	tcase_add_test(tc, close_with_bound_endpoint_is_busy);
-	tcase_add_test(tc, open_attributes_checked);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, close_with_bound_endpoint_is_busy);
+	if (xt_wanted(XT_XSHM))
+		tcase_add_test(tc, open_attributes_checked);
 	if (xt_wanted(XT_XSHM))
 		tcase_add_test(tc, event_av_reports_through_its_eq);
 	suite_add_tcase(s, tc);
