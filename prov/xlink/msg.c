@@ -46,11 +46,13 @@ static ssize_t recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg, uint64_t
 }
 
 static ssize_t send_to(struct xlink_ep *ep, const void *buf, size_t len,
-		       fi_addr_t dest, uint64_t data, uint64_t flags, void *context)
+		       fi_addr_t dest, uint64_t data, uint64_t flags, bool report,
+		       void *context)
 {
 	struct iovec iov = { (void *) buf, len };
 
-	return xlink_send(ep, false, &iov, NULL, 1, dest, 0, data, flags, context);
+	return xlink_send(ep, false, &iov, NULL, 1, dest, 0, data, flags, report,
+			  context);
 }
 
 static ssize_t send(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,
@@ -67,7 +69,7 @@ static ssize_t send(struct fid_ep *ep_fid, const void *buf, size_t len, void *de
 		return xlink_send_done(ep, ret);
 	}
 	xlink_domain_unlock(ep->domain);
-	return send_to(ep, buf, len, dest, 0, ep->tx_op_flags, context);
+	return send_to(ep, buf, len, dest, 0, ep->tx_op_flags, true, context);
 }
 
 static ssize_t sendv(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
@@ -76,7 +78,7 @@ static ssize_t sendv(struct fid_ep *ep_fid, const struct iovec *iov, void **desc
 	struct xlink_ep *ep = ep_of(ep_fid);
 
 	return xlink_send(ep, false, iov, desc, count, dest, 0, 0, ep->tx_op_flags,
-			  context);
+			  true, context);
 }
 
 static ssize_t sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg, uint64_t flags)
@@ -84,7 +86,7 @@ static ssize_t sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg, uint64_t
 	if (!msg)
 		return -FI_EINVAL;
 	return xlink_send(ep_of(ep_fid), false, msg->msg_iov, msg->desc, msg->iov_count,
-			  msg->addr, 0, msg->data, flags, msg->context);
+			  msg->addr, 0, msg->data, flags, true, msg->context);
 }
 
 static ssize_t inject(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -103,7 +105,7 @@ static ssize_t inject(struct fid_ep *ep_fid, const void *buf, size_t len,
 	xlink_domain_unlock(ep->domain);
 	if (len > xlink_params.eager_max)
 		return -FI_EINVAL;
-	return send_to(ep, buf, len, dest, 0, FI_INJECT, NULL);
+	return send_to(ep, buf, len, dest, 0, FI_INJECT, false, NULL);
 }
 
 static ssize_t senddata(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,
@@ -122,7 +124,7 @@ static ssize_t senddata(struct fid_ep *ep_fid, const void *buf, size_t len, void
 	}
 	xlink_domain_unlock(ep->domain);
 	return send_to(ep, buf, len, dest, data, ep->tx_op_flags | FI_REMOTE_CQ_DATA,
-		       context);
+		       true, context);
 }
 
 static ssize_t injectdata(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -131,7 +133,7 @@ static ssize_t injectdata(struct fid_ep *ep_fid, const void *buf, size_t len,
 	if (len > xlink_params.eager_max)
 		return -FI_EINVAL;
 	return send_to(ep_of(ep_fid), buf, len, dest, data,
-		       FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
+		       FI_INJECT | FI_REMOTE_CQ_DATA, false, NULL);
 }
 
 struct fi_ops_msg xlink_msg_ops = {

@@ -117,7 +117,7 @@ static ssize_t send_owned(struct xlink_ep *ep, const void *bytes, size_t len,
 
 static ssize_t send_eager(struct xlink_ep *ep, fi_addr_t addr,
 			  const struct xlink_hdr *hdr, const struct iovec *iov,
-			  size_t count, uint64_t flags, void *context)
+			  size_t count, uint64_t flags, bool report, void *context)
 {
 	size_t total = sizeof(*hdr) + hdr->size;
 	bool inject = flags & FI_INJECT;
@@ -130,7 +130,7 @@ static ssize_t send_eager(struct xlink_ep *ep, fi_addr_t addr,
 		memcpy(small, hdr, sizeof(*hdr));
 		copy_from_iov(small + sizeof(*hdr), iov, count, hdr->size);
 		ret = send_owned(ep, small, total, addr);
-		if (!ret && !inject)
+		if (!ret && report)
 			xlink_tx_complete(ep, context, flags, hdr->size);
 		else if (!ret && ep->tx_cntr)
 			xlink_cntr_inc(ep->tx_cntr);
@@ -139,7 +139,7 @@ static ssize_t send_eager(struct xlink_ep *ep, fi_addr_t addr,
 	op = op_new(NET_TX, total);
 	if (!op)
 		return -FI_ENOMEM;
-	op->report = true;
+	op->report = report;
 	op->context = context;
 	op->flags = flags;
 	op->len = hdr->size;
@@ -194,7 +194,7 @@ static ssize_t send_large(struct xlink_ep *ep, fi_addr_t addr, struct xlink_hdr 
 
 ssize_t xlink_net_send(struct xlink_ep *ep, fi_addr_t net_addr, bool tagged,
 		       const struct iovec *iov, size_t count, uint64_t tag,
-		       uint64_t data, uint64_t flags, void *context)
+		       uint64_t data, uint64_t flags, bool report, void *context)
 {
 	struct xlink_hdr hdr = {
 		.op = tagged ? XLINK_HDR_TAGGED : XLINK_HDR_MSG,
@@ -206,8 +206,9 @@ ssize_t xlink_net_send(struct xlink_ep *ep, fi_addr_t net_addr, bool tagged,
 
 	if (count > XLINK_IOV_LIMIT || (count && !iov))
 		return -FI_EINVAL;
+	flags |= tagged ? FI_TAGGED : FI_MSG;
 	if (hdr.size <= xlink_params.eager_max)
-		return send_eager(ep, net_addr, &hdr, iov, count, flags, context);
+		return send_eager(ep, net_addr, &hdr, iov, count, flags, report, context);
 	if (flags & FI_INJECT)
 		return -FI_EINVAL;
 	return send_large(ep, net_addr, &hdr, iov, count, flags, context);

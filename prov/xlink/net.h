@@ -35,7 +35,7 @@ int xlink_net_getname(struct xlink_ep *ep, void *addr, size_t *addrlen);
 
 ssize_t xlink_net_send(struct xlink_ep *ep, fi_addr_t net_addr, bool tagged,
 		       const struct iovec *iov, size_t count, uint64_t tag,
-		       uint64_t data, uint64_t flags, void *context);
+		       uint64_t data, uint64_t flags, bool report, void *context);
 
 /* Polls the network CQ, often while it is busy, now and then while idle. */
 void xlink_net_progress(struct xlink_ep *ep);

@@ -31,7 +31,7 @@ static ssize_t peer_sendmsg(struct xlink_ep *ep, bool tagged, const struct iovec
 
 ssize_t xlink_send(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 		   void **desc, size_t count, fi_addr_t dest, uint64_t tag,
-		   uint64_t data, uint64_t flags, void *context)
+		   uint64_t data, uint64_t flags, bool report, void *context)
 {
 	struct xlink_av_entry *entry;
 	ssize_t ret;
@@ -50,6 +50,6 @@ ssize_t xlink_send(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 				   flags, context);
 	else
 		ret = xlink_net_send(ep, entry->net_addr, tagged, iov, count, tag, data,
-				     flags, context);
+				     flags, report, context);
 	return xlink_send_done(ep, ret);
 }

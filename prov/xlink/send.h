@@ -8,10 +8,14 @@
 
 #include "ep.h"
 
-/* Every send of fi_msg(3) and fi_tagged(3), in its general form. */
+/*
+ * Every send of fi_msg(3) and fi_tagged(3), in its general form.  The
+ * inject calls have no completion (report false); a send with FI_INJECT
+ * among its flags has one.
+ */
 ssize_t xlink_send(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 		   void **desc, size_t count, fi_addr_t dest, uint64_t tag,
-		   uint64_t data, uint64_t flags, void *context);
+		   uint64_t data, uint64_t flags, bool report, void *context);
 
 /* The destination's entry for a send, or NULL (-FI_EINVAL to the caller). */
 struct xlink_av_entry *xlink_send_route(struct xlink_ep *ep, fi_addr_t dest);

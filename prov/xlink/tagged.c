@@ -55,11 +55,12 @@ static ssize_t trecvmsg(struct fid_ep *ep_fid, const struct fi_msg_tagged *msg,
 
 static ssize_t tsend_to(struct xlink_ep *ep, const void *buf, size_t len,
 			fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
-			void *context)
+			bool report, void *context)
 {
 	struct iovec iov = { (void *) buf, len };
 
-	return xlink_send(ep, true, &iov, NULL, 1, dest, tag, data, flags, context);
+	return xlink_send(ep, true, &iov, NULL, 1, dest, tag, data, flags, report,
+			  context);
 }
 
 static ssize_t tsend(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,
@@ -76,7 +77,7 @@ static ssize_t tsend(struct fid_ep *ep_fid, const void *buf, size_t len, void *d
 		return xlink_send_done(ep, ret);
 	}
 	xlink_domain_unlock(ep->domain);
-	return tsend_to(ep, buf, len, dest, tag, 0, ep->tx_op_flags, context);
+	return tsend_to(ep, buf, len, dest, tag, 0, ep->tx_op_flags, true, context);
 }
 
 static ssize_t tsendv(struct fid_ep *ep_fid, const struct iovec *iov, void **desc,
@@ -85,7 +86,7 @@ static ssize_t tsendv(struct fid_ep *ep_fid, const struct iovec *iov, void **des
 	struct xlink_ep *ep = ep_of(ep_fid);
 
 	return xlink_send(ep, true, iov, desc, count, dest, tag, 0, ep->tx_op_flags,
-			  context);
+			  true, context);
 }
 
 static ssize_t tsendmsg(struct fid_ep *ep_fid, const struct fi_msg_tagged *msg,
@@ -94,7 +95,7 @@ static ssize_t tsendmsg(struct fid_ep *ep_fid, const struct fi_msg_tagged *msg,
 	if (!msg)
 		return -FI_EINVAL;
 	return xlink_send(ep_of(ep_fid), true, msg->msg_iov, msg->desc, msg->iov_count,
-			  msg->addr, msg->tag, msg->data, flags, msg->context);
+			  msg->addr, msg->tag, msg->data, flags, true, msg->context);
 }
 
 static ssize_t tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -113,7 +114,7 @@ static ssize_t tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
 	xlink_domain_unlock(ep->domain);
 	if (len > xlink_params.eager_max)
 		return -FI_EINVAL;
-	return tsend_to(ep, buf, len, dest, tag, 0, FI_INJECT, NULL);
+	return tsend_to(ep, buf, len, dest, tag, 0, FI_INJECT, false, NULL);
 }
 
 static ssize_t tsenddata(struct fid_ep *ep_fid, const void *buf, size_t len, void *desc,
@@ -132,7 +133,7 @@ static ssize_t tsenddata(struct fid_ep *ep_fid, const void *buf, size_t len, voi
 	}
 	xlink_domain_unlock(ep->domain);
 	return tsend_to(ep, buf, len, dest, tag, data,
-			ep->tx_op_flags | FI_REMOTE_CQ_DATA, context);
+			ep->tx_op_flags | FI_REMOTE_CQ_DATA, true, context);
 }
 
 static ssize_t tinjectdata(struct fid_ep *ep_fid, const void *buf, size_t len,
@@ -142,7 +143,7 @@ static ssize_t tinjectdata(struct fid_ep *ep_fid, const void *buf, size_t len,
 
 	if (len > xlink_params.eager_max)
 		return -FI_EINVAL;
-	return tsend_to(ep, buf, len, dest, tag, data, FI_INJECT | FI_REMOTE_CQ_DATA,
+	return tsend_to(ep, buf, len, dest, tag, data, FI_INJECT | FI_REMOTE_CQ_DATA, false,
 			NULL);
 }
 

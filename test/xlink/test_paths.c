@@ -79,6 +79,28 @@ static int check_stream_comp(struct xl_rig *r, const struct xt_comp *c, bool tag
 	return p;
 }
 
+static int by_slot(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct xt_comp *)a)->e.op_context;
+	uintptr_t y = (uintptr_t)((const struct xt_comp *)b)->e.op_context;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Waits for n receive completions and gives them in the order their
+ * receives were posted (slots lie in posting order).  A provider may
+ * complete a large message after a small one that followed it from the
+ * same source (fi_cq(3) promises no completion order); what the messages
+ * of one source must keep is their matching order, which this checks.
+ */
+static void wait_rx_in_post_order(struct xl_rig *r, struct xt_comp *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		xt_wait_rx(&r->x, &c[i]);
+	qsort(c, n, sizeof(*c), by_slot);
+}
+
 static struct slot *alloc_slots(size_t n, size_t cap)
 {
 	struct slot *s = calloc(n, sizeof(*s));
@@ -104,6 +126,7 @@ START_TEST(any_source_receives_get_both_senders_in_order)
 	bool tagged = _i == 0;
 	struct slot *s = alloc_slots(2 * NSTREAM, STREAM_MAX);
 	size_t next[2] = { 0, 0 };
+	struct xt_comp c[2 * NSTREAM];
 	struct xl_rig r;
 
 	xl_start(&r, 0);
@@ -111,12 +134,9 @@ START_TEST(any_source_receives_get_both_senders_in_order)
 		post_slot(&r, &s[i], tagged, FI_ADDR_UNSPEC);
 	send_stream(&r, XL_LOCAL, tagged, NSTREAM);
 	send_stream(&r, XL_REMOTE, tagged, NSTREAM);
-	for (size_t i = 0; i < 2 * NSTREAM; i++) {
-		struct xt_comp c;
-
-		xt_wait_rx(&r.x, &c);
-		check_stream_comp(&r, &c, tagged, next);
-	}
+	wait_rx_in_post_order(&r, c, 2 * NSTREAM);
+	for (size_t i = 0; i < 2 * NSTREAM; i++)
+		check_stream_comp(&r, &c[i], tagged, next);
 	XT_ASSERT(next[0] == NSTREAM && next[1] == NSTREAM, "got %zu local, %zu remote",
 		  next[0], next[1]);
 	xt_expect_none(r.x.rx, r.x.tx, 50);
@@ -141,7 +161,7 @@ START_TEST(directed_receives_take_only_their_senders_messages)
 	bool tagged = _i == 0;
 	struct slot *s = alloc_slots(2 * NSTREAM, STREAM_MAX);
 	size_t next[2] = { 0, 0 };
-	struct xt_comp c;
+	struct xt_comp c[2 * NSTREAM];
 	struct xl_rig r;
 	size_t k = 0;
 
@@ -152,19 +172,17 @@ START_TEST(directed_receives_take_only_their_senders_messages)
 	}
 	send_stream(&r, XL_LOCAL, tagged, NSTREAM);
 	send_stream(&r, XL_REMOTE, tagged, NSTREAM);
-	for (size_t i = 0; i < NSTREAM; i++) {
-		xt_wait_rx(&r.x, &c);
-		XT_ASSERT(check_stream_comp(&r, &c, tagged, next) == XL_REMOTE, "not remote");
-	}
+	wait_rx_in_post_order(&r, c, NSTREAM);
+	for (size_t i = 0; i < NSTREAM; i++)
+		XT_ASSERT(check_stream_comp(&r, &c[i], tagged, next) == XL_REMOTE, "not remote");
 	xl_settle(&r);
 	for (size_t i = 0; i < NSTREAM; i++, k++) {
 		s[k].path = XL_LOCAL;
 		post_slot(&r, &s[k], tagged, r.fa[XL_LOCAL]);
 	}
-	for (size_t i = 0; i < NSTREAM; i++) {
-		xt_wait_rx(&r.x, &c);
-		XT_ASSERT(check_stream_comp(&r, &c, tagged, next) == XL_LOCAL, "not local");
-	}
+	wait_rx_in_post_order(&r, c, NSTREAM);
+	for (size_t i = 0; i < NSTREAM; i++)
+		XT_ASSERT(check_stream_comp(&r, &c[i], tagged, next) == XL_LOCAL, "not local");
 	for (int p = 0; p < 2; p++)
 		xl_sent(&r, p, NSTREAM, false);
 
@@ -176,10 +194,9 @@ START_TEST(directed_receives_take_only_their_senders_messages)
 	}
 	send_stream(&r, XL_REMOTE, tagged, NSTREAM);
 	send_stream(&r, XL_LOCAL, tagged, NSTREAM);
-	for (size_t i = 0; i < 2 * NSTREAM; i++) {
-		xt_wait_rx(&r.x, &c);
-		check_stream_comp(&r, &c, tagged, next);
-	}
+	wait_rx_in_post_order(&r, c, 2 * NSTREAM);
+	for (size_t i = 0; i < 2 * NSTREAM; i++)
+		check_stream_comp(&r, &c[i], tagged, next);
 	xt_expect_none(r.x.rx, r.x.tx, 50);
 	for (int p = 0; p < 2; p++)
 		xl_sent(&r, p, NSTREAM, false);
