@@ -59,6 +59,13 @@ struct fi_xshm_ops_av {
 				   void *auth_key, size_t *auth_key_size);
 	int	(*set_user_id)(struct fid_av *av, fi_addr_t fi_addr,
 			       fi_addr_t user_id, uint64_t flags);
+	/*
+	 * For owners (fi_peer(3)), whose receives directed at an endpoint of
+	 * this AV xshm never sees: 1 while the process behind fi_addr lives
+	 * (or is not known yet), 0 once it is gone, -FI_EINVAL for an fi_addr
+	 * of no entry.  Present when size covers it.
+	 */
+	int	(*peer_alive)(struct fid_av *av, fi_addr_t fi_addr);
 };
 
 static inline struct fi_xshm_ops_av *fi_xshm_av_ops(struct fid_av *av)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "av.h"
+#include "liveness.h"
 
 static int grow_entries(struct xlink_av *av)
 {
@@ -294,6 +295,7 @@ static int open_children(struct xlink_av *av, const struct fi_av_attr *attr)
 	}
 	av->node_id = xlink_node_id(domain->peer_info->src_addr,
 				    domain->peer_info->src_addrlen);
+	av->peer_liveness = xlink_liveness_ops(av->peer_av);
 	return 0;
 }
 

@@ -8,6 +8,8 @@
 #ifndef XLINK_AV_H
 #define XLINK_AV_H
 
+#include <xshm/fi_xshm.h>
+
 #include "addr.h"
 #include "xlink.h"
 
@@ -26,6 +28,7 @@ struct xlink_av {
 	uint64_t node_id;		/* this process's node; 0 without a peer */
 	struct fid_av *net_av;
 	struct fid_av *peer_av;		/* NULL without a peer */
+	struct fi_xshm_ops_av *peer_liveness;	/* liveness.h; NULL: none */
 	struct xlink_av_entry *entries;
 	size_t count, cap;
 	fi_addr_t *from_net;		/* xlink index of each network fi_addr */

@@ -9,6 +9,7 @@
 #include "cq.h"
 #include "ep.h"
 #include "eq.h"
+#include "liveness.h"
 
 #define TX_BIND_FLAGS	(FI_TRANSMIT | FI_SEND)
 #define RX_BIND_FLAGS	(FI_RECV)
@@ -59,8 +60,10 @@ void xlink_ep_progress(struct xlink_ep *ep)
 {
 	if (!ep->enabled)
 		return;
-	if (ep->peer_ep)
+	if (ep->peer_ep) {
 		peer_progress(ep);
+		xlink_liveness_progress(ep);
+	}
 	xlink_net_progress(ep);
 }
 

@@ -356,6 +356,44 @@ int xlink_srx_cancel(struct xlink_ep *ep, void *context)
 	return -FI_ENOENT;
 }
 
+void xlink_srx_fail_directed(struct xlink_ep *ep,
+			     bool (*gone)(struct xlink_ep *ep, fi_addr_t src))
+{
+	for (int tagged = 0; tagged < 2; tagged++) {
+		struct xlink_queue *q = &ep->srx.posted[tagged];
+		struct xlink_rx *rx = q->head, *keep = NULL, *keep_tail = NULL;
+
+		q->head = q->tail = NULL;
+		while (rx) {
+			struct xlink_rx *next = rx->next;
+
+			if (rx->entry.addr != FI_ADDR_UNSPEC && gone(ep, rx->entry.addr)) {
+				xlink_rx_fail(ep, rx, FI_EIO, 0, 0, rx_op_flags(rx->tagged), 0,
+					      rx->entry.tag);
+			} else {
+				rx->next = NULL;
+				if (keep_tail)
+					keep_tail->next = rx;
+				else
+					keep = rx;
+				keep_tail = rx;
+			}
+			rx = next;
+		}
+		q->head = keep;
+		q->tail = keep_tail;
+	}
+}
+
+bool xlink_srx_has_directed(const struct xlink_ep *ep)
+{
+	for (int tagged = 0; tagged < 2; tagged++)
+		for (struct xlink_rx *rx = ep->srx.posted[tagged].head; rx; rx = rx->next)
+			if (rx->entry.addr != FI_ADDR_UNSPEC)
+				return true;
+	return false;
+}
+
 /* ---- the owner side of the peer API ---- */
 
 static struct xlink_ep *srx_ep(struct fid_peer_srx *srx)

@@ -106,11 +106,32 @@ static int xshm_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return 0;
 }
 
+/* The process behind an entry, found as a directed receive's source is. */
+static int xshm_av_peer_alive(struct fid_av *av_fid, fi_addr_t fi_addr)
+{
+	struct xshm_av *av = xshm_to_av(av_fid);
+	struct xshm_av_entry *entry;
+	struct xshm_owner owner;
+	int ret;
+
+	xshm_lock_acquire(&av->domain->lock);
+	entry = xshm_av_entry_of(av, fi_addr);
+	if (!entry) {
+		ret = -FI_EINVAL;
+	} else {
+		owner = xshm_av_source_process(av, entry->addr.ep_id);
+		ret = !owner.pid || xshm_owner_alive(owner);
+	}
+	xshm_lock_release(&av->domain->lock);
+	return ret;
+}
+
 static struct fi_xshm_ops_av xshm_av_ext_ops = {
 	.size = sizeof(struct fi_xshm_ops_av),
 	.insert_auth_key = xshm_av_insert_auth_key,
 	.lookup_auth_key = xshm_av_lookup_auth_key,
 	.set_user_id = xshm_av_set_user_id,
+	.peer_alive = xshm_av_peer_alive,
 };
 
 static int xshm_av_ops_open(struct fid *fid, const char *name, uint64_t flags,
