@@ -19,6 +19,8 @@ struct xlink_av_entry {
 	fi_addr_t net_addr;	/* in net_av, or FI_ADDR_NOTAVAIL */
 	fi_addr_t peer_addr;	/* in peer_av, or FI_ADDR_NOTAVAIL */
 	struct xlink_addr addr;	/* as inserted, for fi_av_lookup */
+	uint64_t stalled_ms;	/* since when every send to it found no room */
+	bool unreachable;	/* stalled past xlink_params.stall_ms */
 };
 
 struct xlink_av {

@@ -10,6 +10,7 @@ struct xlink_params xlink_params = {
 	.net = "tcp;ofi_rxm",
 	.peer = "xshm",
 	.eager_max = 16384 - 64,
+	.stall_ms = 10000,
 };
 
 static void xlink_cleanup(void)
@@ -41,6 +42,12 @@ static void read_params(void)
 		"Largest payload sent to another node in the same network message "
 		"as its header; larger ones follow in a message of their own "
 		"(default: 16320).");
+	fi_param_define(&xlink_prov, "stall_ms", FI_PARAM_INT,
+		"A remote endpoint to which every send has found the network "
+		"provider without room for this long is unreachable: its sends "
+		"and the receives directed at it fail with FI_EHOSTUNREACH "
+		"(default: 10000; 0: never).");
+	fi_param_get_int(&xlink_prov, "stall_ms", &xlink_params.stall_ms);
 	if (!fi_param_get_str(&xlink_prov, "net", &str) && str && *str)
 		xlink_params.net = str;
 	str = NULL;

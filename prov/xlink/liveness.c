@@ -49,5 +49,5 @@ void xlink_liveness_progress(struct xlink_ep *ep)
 		return;
 	ep->next_liveness_ms = now + LIVENESS_MS;
 	if (xlink_srx_has_directed(ep))
-		xlink_srx_fail_directed(ep, local_source_gone);
+		xlink_srx_fail_directed(ep, local_source_gone, FI_EIO);
 }

@@ -1,5 +1,52 @@
 /* The general form of every send (send.h). */
+#include <time.h>
+
 #include "send.h"
+
+static uint64_t coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static bool unreachable(struct xlink_ep *ep, fi_addr_t src)
+{
+	struct xlink_av_entry *entry = xlink_av_entry(ep->av, src);
+
+	return entry && entry->unreachable;
+}
+
+/*
+ * rxm 1.17 reports nothing when the process behind a connection dies: the
+ * sends to it find no room, forever.  So a remote endpoint to which sends
+ * have found no room for stall_ms is taken as gone; its receives fail too.
+ */
+ssize_t xlink_send_stalled(struct xlink_ep *ep, struct xlink_av_entry *entry,
+			   ssize_t ret)
+{
+	uint64_t now;
+
+	if (ret != -FI_EAGAIN) {
+		entry->stalled_ms = 0;
+		return ret;
+	}
+	if (xlink_params.stall_ms <= 0)
+		return ret;
+	now = coarse_ms();
+	if (!entry->stalled_ms) {
+		entry->stalled_ms = now;
+		return ret;
+	}
+	if (now - entry->stalled_ms < (uint64_t) xlink_params.stall_ms)
+		return ret;
+	FI_WARN(&xlink_prov, FI_LOG_EP_DATA, "a remote endpoint took no message for %d ms: "
+		"unreachable\n", xlink_params.stall_ms);
+	entry->unreachable = true;
+	xlink_srx_fail_directed(ep, unreachable, FI_EHOSTUNREACH);
+	return -FI_EHOSTUNREACH;
+}
 
 struct xlink_av_entry *xlink_send_route(struct xlink_ep *ep, fi_addr_t dest)
 {
@@ -48,8 +95,12 @@ ssize_t xlink_send(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 	else if (entry->local)
 		ret = peer_sendmsg(ep, tagged, iov, count, entry->peer_addr, tag, data,
 				   flags, context);
+	else if (entry->unreachable)
+		ret = -FI_EHOSTUNREACH;
 	else
-		ret = xlink_net_send(ep, entry->net_addr, tagged, iov, count, tag, data,
-				     flags, report, context);
+		ret = xlink_send_stalled(ep, entry,
+					 xlink_net_send(ep, entry->net_addr, tagged, iov,
+							count, tag, data, flags, report,
+							context));
 	return xlink_send_done(ep, ret);
 }

@@ -20,6 +20,10 @@ ssize_t xlink_send(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 /* The destination's entry for a send, or NULL (-FI_EINVAL to the caller). */
 struct xlink_av_entry *xlink_send_route(struct xlink_ep *ep, fi_addr_t dest);
 
+/* What a network send's return means for its destination (send.c). */
+ssize_t xlink_send_stalled(struct xlink_ep *ep, struct xlink_av_entry *entry,
+			   ssize_t ret);
+
 /* After a send that found no room: progress, so the next try may succeed. */
 static inline ssize_t xlink_send_done(struct xlink_ep *ep, ssize_t ret)
 {

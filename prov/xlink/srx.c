@@ -357,7 +357,7 @@ int xlink_srx_cancel(struct xlink_ep *ep, void *context)
 }
 
 void xlink_srx_fail_directed(struct xlink_ep *ep,
-			     bool (*gone)(struct xlink_ep *ep, fi_addr_t src))
+			     bool (*gone)(struct xlink_ep *ep, fi_addr_t src), int err)
 {
 	for (int tagged = 0; tagged < 2; tagged++) {
 		struct xlink_queue *q = &ep->srx.posted[tagged];
@@ -368,7 +368,7 @@ void xlink_srx_fail_directed(struct xlink_ep *ep,
 			struct xlink_rx *next = rx->next;
 
 			if (rx->entry.addr != FI_ADDR_UNSPEC && gone(ep, rx->entry.addr)) {
-				xlink_rx_fail(ep, rx, FI_EIO, 0, 0, rx_op_flags(rx->tagged), 0,
+				xlink_rx_fail(ep, rx, err, 0, 0, rx_op_flags(rx->tagged), 0,
 					      rx->entry.tag);
 			} else {
 				rx->next = NULL;

@@ -68,9 +68,9 @@ ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov
 		       uint64_t ignore, void *context, uint64_t flags);
 int xlink_srx_cancel(struct xlink_ep *ep, void *context);
 
-/* Fails with FI_EIO the posted receives directed at a source gone() names. */
+/* Fails with err the posted receives directed at a source gone() names. */
 void xlink_srx_fail_directed(struct xlink_ep *ep,
-			     bool (*gone)(struct xlink_ep *ep, fi_addr_t src));
+			     bool (*gone)(struct xlink_ep *ep, fi_addr_t src), int err);
 bool xlink_srx_has_directed(const struct xlink_ep *ep);
 
 /*

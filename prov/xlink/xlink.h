@@ -48,6 +48,7 @@ struct xlink_params {
 	char *net;		/* FI_XLINK_NET: the network provider */
 	char *peer;		/* FI_XLINK_PEER: the same-node peer provider */
 	size_t eager_max;	/* FI_XLINK_EAGER_MAX: largest inline remote payload */
+	int stall_ms;		/* FI_XLINK_STALL_MS: see send.c */
 };
 extern struct xlink_params xlink_params;
 
