@@ -63,6 +63,28 @@ static void mt_init(int *argc, char ***argv, const char *prog)
 	/* no buffering of progress lines: a run killed by its timeout shows where it was */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	mt_t0 = MPI_Wtime();
+
+	/* say where the ranks run, so a multi-node run can be seen to be one */
+	char name[MPI_MAX_PROCESSOR_NAME] = "", *all = NULL;
+	int len = 0, hosts = 0;
+	MPI_Get_processor_name(name, &len);
+	if (mt_rank == 0)
+		all = calloc((size_t)mt_size, MPI_MAX_PROCESSOR_NAME);
+	MPI_Gather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0,
+		   MPI_COMM_WORLD);
+	if (mt_rank == 0) {
+		char list[256] = "";
+		for (int r = 0; r < mt_size; r++) {
+			const char *h = all + (size_t)r * MPI_MAX_PROCESSOR_NAME;
+			int seen = 0;
+			for (int q = 0; q < r && !seen; q++)
+				seen = !strcmp(h, all + (size_t)q * MPI_MAX_PROCESSOR_NAME);
+			if (!seen && ++hosts <= 8)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), " %s", h);
+		}
+		printf("  %s: %d ranks on %d hosts:%s\n", mt_prog, mt_size, hosts, list);
+		free(all);
+	}
 }
 
 static void mt_finish(void)
