@@ -84,8 +84,11 @@ for c in "${want[@]}"; do
 		grep -qE '^[0-9]+[[:space:]]' "$OUT/raw/probe-$c.log"; then
 		cfgs+=("$c")
 	else
-		why=$(grep -m1 -iE 'cannot be selected|not found|error|abort' "$OUT/raw/probe-$c.log")
+		why=$(grep -m1 'cannot be selected' "$OUT/raw/probe-$c.log" ||
+			grep -m1 -iE 'not found|error|abort' "$OUT/raw/probe-$c.log")
 		note="$c: unavailable (${why:-see $OUT/raw/probe-$c.log})"
+		[ "$c" = xlink ] && [ ! -e "${FI_PROVIDER_PATH:-$REPO/.libs}/libxlink-fi.so" ] &&
+			note="$note: no libxlink-fi.so in ${FI_PROVIDER_PATH:-$REPO/.libs}"
 		echo "$note"
 		notes="$notes$note"$'\n'
 	fi
