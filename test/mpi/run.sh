@@ -115,6 +115,8 @@ run_one() {
 	124 | 137) why="timeout after ${TMO}s, last step: $(grep -E '^  [a-z0-9_]+ [0-9.]+s: ' "$log" | tail -1 | sed 's/^ *//')" ;;
 	esac
 	grep -q '^FAIL ' "$log" && why="$why; $(grep -m1 '^FAIL ' "$log")"
+	grep -q 'PML cm cannot be selected' "$log" &&
+		why="$why; PML cm cannot be selected: is provider '$PROV' there (FI_PROVIDER_PATH)?"
 	report FAIL "$name" "$why"
 	grep -vE '^  [a-z0-9_]+ [0-9.]+s: |^$' "$log" | tail -8 | sed 's/^/    /'
 }
