@@ -1,0 +1,119 @@
+#!/bin/bash
+# OSU micro-benchmarks 5.3 (osu_latency, osu_bw, osu_mbw_mr; 2 ranks on this node)
+# under several Open MPI transports, interleaved (A B C D, A B C D, ...) so that a
+# drift of the machine hits all alike; prints per size the median of each
+# configuration and the ratio of each to the first, as markdown, and draws a PNG.
+#
+#   test/bench/osu.sh [--configs xlink,vader,ucx,ofi-tcp] [--repeats R]
+#                     [--benches osu_latency,osu_bw,osu_mbw_mr] [--out DIR]
+#
+# Configurations:
+#   xlink    pml cm + OFI MTL, provider xlink (FI_PROVIDER_PATH, default <repo>/.libs)
+#   vader    pml ob1 + btl vader,self (Open MPI's own shared memory)
+#   ucx      pml ucx with UCX_TLS=sm,self
+#   ofi-tcp  pml cm + OFI MTL, provider tcp;ofi_rxm
+# A configuration that cannot run (say pml ucx missing) is reported and left out.
+# OSU is built once from ../shared/thirdparty/osu-5.3.tar.gz into build/osu/.
+# Results: DIR (default build/osu/results): raw/ outputs, osu.md, osu.png.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+TARBALL=${OSU_TARBALL:-}
+for t in "$REPO/../shared/thirdparty/osu-5.3.tar.gz" /work/shared/thirdparty/osu-5.3.tar.gz; do
+	[ -z "$TARBALL" ] && [ -f "$t" ] && TARBALL=$t
+done
+B=$REPO/build/osu
+CONFIGS=xlink,vader,ucx,ofi-tcp
+BENCHES=osu_latency,osu_bw,osu_mbw_mr
+R=5
+OUT=$B/results
+TMO=${OSU_TIMEOUT:-300}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--configs) CONFIGS=$2; shift 2 ;;
+	--repeats) R=$2; shift 2 ;;
+	--benches) BENCHES=$2; shift 2 ;;
+	--out) OUT=$2; shift 2 ;;
+	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*) echo "osu.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+done
+[[ $R =~ ^[1-9][0-9]*$ ]] || { echo "osu.sh: --repeats needs a positive number" >&2; exit 2; }
+command -v mpicc >/dev/null || { echo "osu.sh: needs mpicc (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
+
+# --- build OSU -----------------------------------------------------------------------
+BIN=$B/install/libexec/osu-micro-benchmarks/mpi/pt2pt
+if [ ! -x "$BIN/osu_mbw_mr" ]; then
+	[ -n "$TARBALL" ] || { echo "osu.sh: osu-5.3.tar.gz not found (set OSU_TARBALL)" >&2; exit 1; }
+	echo "building OSU 5.3 into $B ..."
+	rm -rf "$B/src" && mkdir -p "$B/src" &&
+		tar -xzf "$TARBALL" -C "$B/src" &&
+		(cd "$B/src/osu-micro-benchmarks-5.3" &&
+			./configure CC=mpicc CXX=mpicxx --prefix="$B/install" &&
+			make -j"$(nproc)" && make install) >"$B/build.log" 2>&1 ||
+		{ echo "osu.sh: OSU build failed, see $B/build.log" >&2; tail -20 "$B/build.log" >&2; exit 1; }
+fi
+
+# --- configurations ------------------------------------------------------------------
+MPI=(mpirun --allow-run-as-root -np 2 --bind-to core --map-by core)
+cfg_args() { # the mpirun arguments of a configuration
+	case $1 in
+	xlink) echo "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xlink -x FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$REPO/.libs}" ;;
+	vader) echo "--mca pml ob1 --mca btl vader,self" ;;
+	ucx) echo "--mca pml ucx -x UCX_TLS=sm,self --mca pml_ucx_tls any --mca pml_ucx_devices any" ;;
+	ofi-tcp) echo "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm" ;;
+	*) return 1 ;;
+	esac
+}
+
+mkdir -p "$OUT/raw"
+rm -f "$OUT"/raw/*.txt
+IFS=, read -r -a want <<<"$CONFIGS"
+IFS=, read -r -a benches <<<"$BENCHES"
+cfgs=()
+notes=""
+for c in "${want[@]}"; do
+	if ! args=$(cfg_args "$c"); then
+		echo "osu.sh: unknown configuration $c" >&2; exit 2
+	fi
+	# a short latency run first: does this transport work here at all?
+	# shellcheck disable=SC2086
+	if timeout -k 5 60 "${MPI[@]}" $args "$BIN/osu_latency" -i 10 -x 2 >"$OUT/raw/probe-$c.log" 2>&1 &&
+		grep -qE '^[0-9]+[[:space:]]' "$OUT/raw/probe-$c.log"; then
+		cfgs+=("$c")
+	else
+		why=$(grep -m1 'cannot be selected' "$OUT/raw/probe-$c.log" ||
+			grep -m1 -iE 'not found|error|abort' "$OUT/raw/probe-$c.log")
+		note="$c: unavailable (${why:-see $OUT/raw/probe-$c.log})"
+		[ "$c" = xlink ] && [ ! -e "${FI_PROVIDER_PATH:-$REPO/.libs}/libxlink-fi.so" ] &&
+			note="$note: no libxlink-fi.so in ${FI_PROVIDER_PATH:-$REPO/.libs}"
+		echo "$note"
+		notes="$notes$note"$'\n'
+	fi
+done
+[ ${#cfgs[@]} -gt 0 ] || { echo "osu.sh: no configuration can run"; exit 1; }
+echo "configurations: ${cfgs[*]}; benchmarks: ${benches[*]}; $R repeats, interleaved"
+
+# --- runs, interleaved ---------------------------------------------------------------
+start=$(date +%s)
+for ((r = 1; r <= R; r++)); do
+	for b in "${benches[@]}"; do
+		for c in "${cfgs[@]}"; do
+			f=$OUT/raw/$b-$c-$r.txt
+			# shellcheck disable=SC2046
+			if ! timeout -k 5 "$TMO" "${MPI[@]}" $(cfg_args "$c") "$BIN/$b" >"$f" 2>&1; then
+				echo "  $b $c run $r failed or timed out: $(tail -1 "$f")"
+				mv "$f" "$f.failed"
+			fi
+		done
+	done
+	echo "  repeat $r/$R done ($(($(date +%s) - start)) s)"
+done
+
+# --- medians, ratios, plot -----------------------------------------------------------
+printf '%s' "$notes" >"$OUT/notes.txt"
+/usr/bin/python3 "$HERE/osu_report.py" "$OUT" "$(IFS=,; echo "${cfgs[*]}")" \
+	"$(IFS=,; echo "${benches[*]}")" "$R" | tee "$OUT/osu.md"
+echo "results: $OUT/osu.md, $OUT/osu.png, raw outputs in $OUT/raw/"

@@ -1,0 +1,34 @@
+#!/bin/bash
+# "ssh" for Open MPI's rsh launcher (--mca plm_rsh_agent <this>) onto the simulated
+# nodes of netns.sh: "rsh_agent.sh [options] HOST COMMAND..." runs COMMAND in the
+# network namespace of HOST (xlnodeK, or its address 10.77.0.K+1) inside a fresh UTS
+# namespace whose host name is HOST, so that Open MPI sees another node.
+#
+# Open MPI builds COMMAND for a remote shell (it quotes for one), so, like ssh, the
+# words are joined with spaces and handed to bash -c.
+set -u
+
+# ssh-style options Open MPI might put before the host (none by default): skip them
+while [ $# -gt 0 ]; do
+	case $1 in
+	-[1246AaCfgKkMNnqsTtVvXxYy]) shift ;;
+	-*) shift 2 ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 2 ] || { echo "usage: $0 HOST COMMAND..." >&2; exit 255; }
+host=$1
+shift
+
+case $host in
+xlnode[0-9]*) ns=${host%%.*} ;;
+10.77.0.[0-9]*) ns=xlnode$((${host##*.} - 1)) ;;
+*) echo "rsh_agent.sh: unknown host '$host' (expected xlnodeK)" >&2; exit 255 ;;
+esac
+host=$ns
+
+# exit code 255 as ssh does when the connection (here: the namespace) is missing
+ip netns list | awk '{print $1}' | grep -qx "$ns" ||
+	{ echo "rsh_agent.sh: no namespace $ns (run netns.sh up)" >&2; exit 255; }
+
+exec ip netns exec "$ns" unshare --uts bash -c "hostname $host && { $*; }"
