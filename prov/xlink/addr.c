@@ -5,6 +5,7 @@
  * provider's address says nothing of its node: then the node is named by a
  * hash of the boot id and the host name, which a UTS namespace changes.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,23 +63,61 @@ uint64_t xlink_node_id(const void *peer_addr, size_t peer_len)
 	return host_node_id();
 }
 
+static int parse_xshm(const char *str, size_t len, uint64_t *node_id, uint64_t *ep_id)
+{
+	const size_t prefix = sizeof(XSHM_PREFIX) - 1;
+	char hex[17];
+	char *end;
+
+	if (parse_xshm_node(str, len, node_id) || len < prefix + 33)
+		return -FI_EINVAL;
+	memcpy(hex, str + prefix + 17, 16);
+	hex[16] = '\0';
+	*ep_id = strtoull(hex, &end, 16);
+	return *end ? -FI_EINVAL : 0;
+}
+
 int xlink_addr_pack(struct xlink_addr *addr, const void *net, size_t net_len,
 		    const void *peer, size_t peer_len)
 {
-	if (net_len > XLINK_NET_ADDR_MAX || peer_len > XLINK_PEER_ADDR_MAX ||
-	    (net_len && !net) || (peer_len && !peer))
+	uint64_t ep_id;
+
+	if ((net_len && !net) || (peer_len && !peer))
 		return -FI_EINVAL;
 	memset(addr, 0, sizeof(*addr));
 	addr->magic = XLINK_ADDR_MAGIC;
-	addr->net_len = (uint16_t) net_len;
-	addr->peer_len = (uint16_t) peer_len;
-	if (net_len)
-		memcpy(addr->net, net, net_len);
 	if (peer_len) {
-		memcpy(addr->peer, peer, peer_len);
 		addr->node_id = xlink_node_id(peer, peer_len);
+		if (!parse_xshm(peer, peer_len, &addr->node_id, &ep_id)) {
+			addr->flags |= XLINK_ADDR_PEER_XSHM;
+			peer = &ep_id;
+			peer_len = sizeof(ep_id);
+		}
 	}
+	if (net_len + peer_len > XLINK_ADDR_BYTES)
+		return -FI_EINVAL;
+	addr->net_len = (uint8_t) net_len;
+	addr->peer_len = (uint8_t) peer_len;
+	if (net_len)
+		memcpy(addr->bytes, net, net_len);
+	if (peer_len)
+		memcpy(addr->bytes + net_len, peer, peer_len);
 	return 0;
+}
+
+size_t xlink_addr_peer(const struct xlink_addr *addr, char name[XLINK_PEER_NAME_MAX])
+{
+	uint64_t ep_id;
+
+	if (!addr->peer_len)
+		return 0;
+	if (!(addr->flags & XLINK_ADDR_PEER_XSHM)) {
+		memcpy(name, addr->bytes + addr->net_len, addr->peer_len);
+		return addr->peer_len;
+	}
+	memcpy(&ep_id, addr->bytes + addr->net_len, sizeof(ep_id));
+	return (size_t) snprintf(name, XLINK_PEER_NAME_MAX, XSHM_PREFIX "%016" PRIx64
+				 "/%016" PRIx64, addr->node_id, ep_id) + 1;
 }
 
 int xlink_addr_check(const void *bytes, size_t len)
@@ -86,8 +125,9 @@ int xlink_addr_check(const void *bytes, size_t len)
 	const struct xlink_addr *addr = bytes;
 
 	if (!bytes || len < sizeof(*addr) || addr->magic != XLINK_ADDR_MAGIC ||
-	    addr->net_len > XLINK_NET_ADDR_MAX || addr->peer_len > XLINK_PEER_ADDR_MAX ||
-	    (!addr->net_len && !addr->peer_len))
+	    addr->net_len + addr->peer_len > XLINK_ADDR_BYTES ||
+	    (!addr->net_len && !addr->peer_len) ||
+	    ((addr->flags & XLINK_ADDR_PEER_XSHM) && addr->peer_len != sizeof(uint64_t)))
 		return -FI_EINVAL;
 	return 0;
 }

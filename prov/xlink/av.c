@@ -62,10 +62,11 @@ static int insert_peer(struct xlink_av *av, struct xlink_av_entry *entry,
 		       fi_addr_t index)
 {
 	fi_addr_t peer_addr = index;	/* in: the user id; out: the peer's */
+	char name[XLINK_PEER_NAME_MAX];
 	int ret;
 
-	ret = fi_av_insert(av->peer_av, entry->addr.peer, 1, &peer_addr,
-			   FI_AV_USER_ID, NULL);
+	xlink_addr_peer(&entry->addr, name);
+	ret = fi_av_insert(av->peer_av, name, 1, &peer_addr, FI_AV_USER_ID, NULL);
 	if (ret != 1)
 		return ret < 0 ? ret : -FI_EINVAL;
 	entry->peer_addr = peer_addr;
@@ -79,7 +80,7 @@ static int insert_net(struct xlink_av *av, struct xlink_av_entry *entry,
 	fi_addr_t net_addr = FI_ADDR_NOTAVAIL;
 	int ret;
 
-	ret = fi_av_insert(av->net_av, entry->addr.net, 1, &net_addr, 0, NULL);
+	ret = fi_av_insert(av->net_av, xlink_addr_net(&entry->addr), 1, &net_addr, 0, NULL);
 	if (ret != 1)
 		return ret < 0 ? ret : -FI_EINVAL;
 	entry->net_addr = net_addr;
@@ -220,16 +221,18 @@ static const char *av_straddr(struct fid_av *av, const void *addr, char *buf,
 			      size_t *len)
 {
 	const struct xlink_addr *a = addr;
-	char str[64 + 2 * XLINK_NET_ADDR_MAX + XLINK_PEER_ADDR_MAX];
+	char str[64 + 2 * XLINK_ADDR_BYTES + XLINK_PEER_NAME_MAX];
+	char peer[XLINK_PEER_NAME_MAX];
+	size_t peer_len;
 	int n;
 
 	if (!len || !buf || xlink_addr_check(addr, sizeof(*a)))
 		return NULL;
+	peer_len = xlink_addr_peer(a, peer);
 	n = snprintf(str, sizeof(str), "fi_xlink://%016" PRIx64 "/", a->node_id);
 	for (size_t i = 0; i < a->net_len; i++)
-		n += snprintf(str + n, sizeof(str) - n, "%02x", a->net[i]);
-	n += snprintf(str + n, sizeof(str) - n, "/%.*s", (int) a->peer_len,
-		      (const char *) a->peer);
+		n += snprintf(str + n, sizeof(str) - n, "%02x", a->bytes[i]);
+	n += snprintf(str + n, sizeof(str) - n, "/%.*s", (int) peer_len, peer);
 	snprintf(buf, *len, "%s", str);
 	*len = (size_t) n + 1;
 	return buf;

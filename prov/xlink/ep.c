@@ -279,7 +279,7 @@ static struct fi_ops ep_fi_ops = {
 static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct xlink_ep *ep = xlink_container_of(fid, struct xlink_ep, ep_fid.fid);
-	char net[XLINK_NET_ADDR_MAX], peer[XLINK_PEER_ADDR_MAX];
+	char net[XLINK_ADDR_BYTES], peer[XLINK_PEER_NAME_MAX];
 	size_t net_len = sizeof(net), peer_len = sizeof(peer);
 	struct xlink_addr name;
 	size_t given;
@@ -418,6 +418,9 @@ static int open_children(struct xlink_ep *ep, struct fi_info *info)
 		return ret;
 	if (!domain->peer || !ep->peer_info)
 		return 0;
+	/* The peer completes sends and receives as the application asked xlink. */
+	ep->peer_info->tx_attr->op_flags = ep->tx_op_flags;
+	ep->peer_info->rx_attr->op_flags = ep->rx_op_flags;
 	return fi_endpoint(domain->peer, ep->peer_info, &ep->peer_ep, ep);
 }
 

@@ -130,6 +130,7 @@ static void set_attrs(struct fi_info *info, const struct fi_info *hints,
 	info->ep_attr->max_msg_size = net->ep_attr->max_msg_size;
 	if (peer && peer->ep_attr->max_msg_size < info->ep_attr->max_msg_size)
 		info->ep_attr->max_msg_size = peer->ep_attr->max_msg_size;
+	info->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;	/* 64 free bits */
 	info->ep_attr->tx_ctx_cnt = 1;
 	info->ep_attr->rx_ctx_cnt = 1;
 	info->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_SEND);
@@ -181,7 +182,7 @@ static int set_addr(void **out, size_t *out_len, const void *net, size_t net_len
 		return 0;
 	if (xlink_addr_pack(&addr, net, net_len, peer_addr, peer_len))
 		return -FI_ENODATA;
-	addr.flags = flags;
+	addr.flags |= flags;
 	*out = xlink_addr_dup(&addr, out_len);
 	return *out ? 0 : -FI_ENOMEM;
 }
@@ -271,13 +272,17 @@ int xlink_child_infos(uint32_t version, const struct fi_info *info,
 	(*net)->next = NULL;
 	if (src)
 		ret = replace_addr(&(*net)->src_addr, &(*net)->src_addrlen,
-				   src->net, src->net_len);
+				   xlink_addr_net(src), src->net_len);
 	if (!ret && !peer_getinfo(version, NULL, NULL, 0, peer)) {
 		fi_freeinfo((*peer)->next);
 		(*peer)->next = NULL;
-		if (src && src->peer_len && (src->flags & XLINK_ADDR_PEER_FIXED))
+		if (src && src->peer_len && (src->flags & XLINK_ADDR_PEER_FIXED)) {
+			char name[XLINK_PEER_NAME_MAX];
+			size_t len = xlink_addr_peer(src, name);
+
 			ret = replace_addr(&(*peer)->src_addr, &(*peer)->src_addrlen,
-					   src->peer, src->peer_len);
+					   name, len);
+		}
 	}
 	if (ret) {
 		fi_freeinfo(*net);
