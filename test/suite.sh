@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds xshm and runs the whole test suite: make check in this tree, the
 # peer conformance suite against libfabric 1.22's shm
-# (test/peer/peer_shm122.sh), then the sanitizer and fuzz runs of
+# (test/peer/peer_shm122.sh), the owner provider xlink's tests
+# (test/xlink/run.sh) and MPI programs through it (test/mpi/run.sh), then
+# the sanitizer and fuzz runs of
 # test/sanitize.sh (XSHM_SANITIZE=0 leaves them out), then libfabric's
 # fabtests (test/fabtests/run.sh; XSHM_FABTESTS=0 leaves them out), then a
 # check that the suite left no xshm file in /dev/shm.  What comes from
@@ -101,6 +103,11 @@ grep -v '^/' "$thirdparty_build"
 rm -f "$thirdparty_build"
 if [ "$built" = 1 ]; then
 	timed peer-shm122 bash test/peer/peer_shm122.sh
+	timed xlink bash test/xlink/run.sh
+	# 4+4 ranks on two simulated nodes lose messages (issue 32, open):
+	# two nodes run 2+2 here until that is fixed.
+	FI_PROVIDER_PATH=$PWD/.libs XLINK_MPI_NODES=${XLINK_MPI_NODES:-2} \
+		timed mpi bash test/mpi/run.sh
 fi
 if [ "$sanitize" != 0 ]; then
 	wait "$sanitize_build_pid"
