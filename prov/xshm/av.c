@@ -122,6 +122,12 @@ static int xshm_av_peer_alive(struct fid_av *av_fid, fi_addr_t fi_addr)
 		owner = xshm_av_source_process(av, entry->addr.ep_id);
 		ret = !owner.pid || xshm_owner_alive(owner);
 	}
+	/* As its own sweep would: the dead process's region is retired. */
+	if (ret == 0) {
+		xshm_av_sender_recheck(av, entry->addr.ep_id);
+		if (entry->peer_mapped)
+			xshm_region_retire(&entry->peer, entry->owner);
+	}
 	xshm_lock_release(&av->domain->lock);
 	return ret;
 }
