@@ -30,6 +30,7 @@ struct xlink_ep {
 	struct fid_ep *peer_srx_fid;		/* what fi_srx_context returned */
 	struct xlink_srx srx;
 	uint64_t next_liveness_ms;
+	unsigned liveness_calls;
 };
 
 int xlink_endpoint(struct fid_domain *domain, struct fi_info *info,
