@@ -292,8 +292,14 @@ static ssize_t peer_writeerr(struct fid_peer_cq *peer_cq,
 			     const struct fi_cq_err_entry *err)
 {
 	struct xlink_cq *cq = xlink_container_of(peer_cq, struct xlink_cq, peer_cq);
+	struct fi_cq_err_entry positive;
 
-	return xlink_cq_write_error(cq, err);
+	if (err->err >= 0)
+		return xlink_cq_write_error(cq, err);
+	/* libfabric 1.22's shm passes -FI_ETRUNC where fi_cq(3) wants FI_ETRUNC. */
+	positive = *err;
+	positive.err = -err->err;
+	return xlink_cq_write_error(cq, &positive);
 }
 
 /* The peer keeps the fid_peer_cq pointer, not the context that carries it. */
