@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # libfabric's own provider tests (fabtests 1.17.0, runfabtests.sh) against
-# the xshm built in this tree.  Each test's result is compared with
-# test/fabtests/expected.txt: a test whose result is the expected one
-# counts as passed, any other (a new failure, an unexpected pass, a test
-# of the sets run that did not run at all) as failed.  The last line is
-# "fabtests: N passed, N failed", after survivor.sh's own line (a server
-# whose client is killed).
+# the xshm built in this tree, or the owner provider xlink
+# (FABTESTS_PROVIDER=xlink).  Each test's result is compared with
+# test/fabtests/expected.txt (expected-xlink.txt): a test whose result is
+# the expected one counts as passed, any other (a new failure, an
+# unexpected pass, a test of the sets run that did not run at all) as
+# failed.  The last line is "fabtests: N passed, N failed" ("fabtests-xlink:
+# ..."), after, for xshm, survivor.sh's own line (a server whose client is
+# killed).
 #
 # Usage: test/fabtests/run.sh [--compare] [SET...]
 #   SET        runfabtests.sh test sets (default: quick standard complex)
@@ -16,7 +18,14 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-expected=$here/expected.txt
+prov=${FABTESTS_PROVIDER:-xshm}
+if [ "$prov" = xshm ]; then
+	expected=$here/expected.txt
+	label=fabtests
+else
+	expected=$here/expected-$prov.txt
+	label=fabtests-$prov
+fi
 
 compare=0
 if [ "${1:-}" = --compare ]; then
@@ -30,10 +39,10 @@ prefix=$("$top/test/thirdparty.sh" fabtests) || {
 	exit 1
 }
 
-# The complex suite's configuration: xshm's own, shm's from fabtests.
+# The complex suite's configuration: ours, shm's from fabtests.
 complex_config() {
-	if [ "$1" = xshm ]; then
-		echo "$here/xshm.test"
+	if [ -f "$here/$1.test" ]; then
+		echo "$here/$1.test"
 	else
 		echo "$prefix/share/fabtests/test_configs/$1/all.test"
 	fi
@@ -72,8 +81,8 @@ actual=$(mktemp)
 trap 'rm -f "$actual"' EXIT
 for set in $sets; do
 	start=$SECONDS
-	results xshm "$set" >>"$actual"
-	echo "fabtests: set $set took $((SECONDS - start)) s (log: build/fabtests-xshm-$set.log)"
+	results "$prov" "$set" >>"$actual"
+	echo "$label: set $set took $((SECONDS - start)) s (log: build/fabtests-$prov-$set.log)"
 done
 
 if [ "$compare" = 1 ]; then
@@ -90,19 +99,22 @@ if [ "$compare" = 1 ]; then
 fi
 
 # Its own line, "survivor: N passed, N failed", which test/suite.sh sums too.
-bash "$here/survivor.sh" "$prefix" 2>/dev/null
-survivor=$?
+survivor=0
+if [ "$prov" = xshm ]; then
+	bash "$here/survivor.sh" "$prefix" 2>/dev/null
+	survivor=$?
+fi
 
-awk -F'\t' '
+awk -F'\t' -v label="$label" -v list="${expected#"$top"/}" '
 	FILENAME == ARGV[1] { want[$1 " " $3] = $2; next }
 	{
 		t = $1 " " $3
 		seen[t] = 1
 		if (!(t in want)) {
-			printf "fabtests: UNLISTED %s (%s): add it to test/fabtests/expected.txt\n", t, $2
+			printf "%s: UNLISTED %s (%s): add it to %s\n", label, t, $2, list
 			failed++
 		} else if (want[t] != $2) {
-			printf "fabtests: UNEXPECTED %s: expected %s, got %s\n", t, want[t], $2
+			printf "%s: UNEXPECTED %s: expected %s, got %s\n", label, t, want[t], $2
 			failed++
 		} else
 			passed++
@@ -110,9 +122,9 @@ awk -F'\t' '
 	END {
 		for (t in want)
 			if (!(t in seen)) {
-				printf "fabtests: MISSING %s: expected %s, did not run\n", t, want[t]
+				printf "%s: MISSING %s: expected %s, did not run\n", label, t, want[t]
 				failed++
 			}
-		printf "fabtests: %d passed, %d failed\n", passed, failed
+		printf "%s: %d passed, %d failed\n", label, passed, failed
 		exit failed > 0
 	}' <(expected_results) "$actual" && [ "$survivor" = 0 ]
