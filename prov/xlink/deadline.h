@@ -1,6 +1,7 @@
 /*
- * Deadlines of xlink's polling waits (fi_cq_sread, fi_cntr_wait,
- * fi_eq_sread): a timeout in milliseconds, negative for none.
+ * xlink's clocks: deadlines of its polling waits (fi_cq_sread,
+ * fi_cntr_wait, fi_eq_sread; a timeout in milliseconds, negative for
+ * none), and the coarse clock of its periodic checks on the data path.
  */
 #ifndef XLINK_DEADLINE_H
 #define XLINK_DEADLINE_H
@@ -17,6 +18,15 @@ static inline int64_t xlink_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* A few milliseconds coarse, and cheaper: for checks made while progressing. */
+static inline uint64_t xlink_coarse_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	return (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
 }
 
 static inline int64_t xlink_deadline(int timeout_ms)

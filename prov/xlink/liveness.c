@@ -7,21 +7,12 @@
  * A receive directed at a remote endpoint waits for what the network
  * provider reports.
  */
-#include <time.h>
-
+#include "deadline.h"
 #include "ep.h"
 #include "liveness.h"
 
 #define LIVENESS_MS	100
 #define CLOCK_EVERY	64	/* progress calls between clock reads */
-
-static uint64_t coarse_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 struct fi_xshm_ops_av *xlink_liveness_ops(struct fid_av *peer_av)
 {
@@ -45,7 +36,7 @@ void xlink_liveness_progress(struct xlink_ep *ep)
 
 	if (!ep->av || !ep->av->peer_liveness || ++ep->liveness_calls % CLOCK_EVERY)
 		return;
-	now = coarse_ms();
+	now = xlink_coarse_ms();
 	if (now < ep->next_liveness_ms)
 		return;
 	ep->next_liveness_ms = now + LIVENESS_MS;

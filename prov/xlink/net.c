@@ -253,8 +253,7 @@ static void start_fetch(struct xlink_ep *ep, struct xlink_net_op *op)
 
 static uint64_t rx_flags(const struct xlink_rx *msg)
 {
-	return (msg->tagged ? FI_TAGGED : FI_MSG) | FI_RECV |
-	       (msg->entry.flags & FI_REMOTE_CQ_DATA);
+	return xlink_rx_op_flags(msg->tagged) | (msg->entry.flags & FI_REMOTE_CQ_DATA);
 }
 
 /* A large payload goes straight into the posted buffers when it fits. */

@@ -1,15 +1,6 @@
 /* The general form of every send (send.h). */
-#include <time.h>
-
+#include "deadline.h"
 #include "send.h"
-
-static uint64_t coarse_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 static bool unreachable(struct xlink_ep *ep, fi_addr_t src)
 {
@@ -34,7 +25,7 @@ ssize_t xlink_send_stalled(struct xlink_ep *ep, struct xlink_av_entry *entry,
 	}
 	if (xlink_params.stall_ms <= 0)
 		return ret;
-	now = coarse_ms();
+	now = xlink_coarse_ms();
 	if (!entry->stalled_ms) {
 		entry->stalled_ms = now;
 		return ret;

@@ -97,11 +97,6 @@ static bool has_context(const struct xlink_rx *rx, const void *arg)
 
 /* ---- completions ---- */
 
-static uint64_t rx_op_flags(bool tagged)
-{
-	return (tagged ? FI_TAGGED : FI_MSG) | FI_RECV;
-}
-
 void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
 		       uint64_t flags, uint64_t data, uint64_t tag, fi_addr_t src)
 {
@@ -227,7 +222,7 @@ bool xlink_srx_net_arrived(struct xlink_ep *ep, struct xlink_rx *msg)
 
 static void write_peek(struct xlink_ep *ep, const struct xlink_rx *msg, void *context)
 {
-	uint64_t flags = rx_op_flags(msg->tagged) |
+	uint64_t flags = xlink_rx_op_flags(msg->tagged) |
 			 (msg->entry.flags & FI_REMOTE_CQ_DATA);
 
 	if (ep->rx_cq)
@@ -242,7 +237,7 @@ static ssize_t peek(struct xlink_ep *ep, bool tagged, struct match_key *key,
 	struct xlink_rx *msg = queue_find(q, message_fits, key);
 
 	if (!msg) {
-		write_rx_error(ep, context, FI_ENOMSG, 0, 0, rx_op_flags(tagged), 0,
+		write_rx_error(ep, context, FI_ENOMSG, 0, 0, xlink_rx_op_flags(tagged), 0,
 			       key->tag);
 		return 0;
 	}
@@ -268,7 +263,7 @@ static ssize_t claim(struct xlink_ep *ep, struct xlink_rx *posted, uint64_t flag
 		return -FI_EINVAL;
 	}
 	if (flags & FI_DISCARD) {
-		uint64_t done = rx_op_flags(msg->tagged);
+		uint64_t done = xlink_rx_op_flags(msg->tagged);
 		uint64_t tag = msg->entry.tag;
 
 		discard(ep, msg);
@@ -297,7 +292,7 @@ static struct xlink_rx *posted_new(struct xlink_ep *ep, bool tagged,
 	rx->entry.tag = tag;
 	rx->ignore = tagged ? ignore : TAG_MASK_ALL;
 	rx->entry.context = context;
-	rx->entry.flags = rx_op_flags(tagged);
+	rx->entry.flags = xlink_rx_op_flags(tagged);
 	if (xlink_rx_wants_comp(ep, flags))
 		rx->entry.flags |= FI_COMPLETION;
 	return rx;
@@ -348,7 +343,7 @@ int xlink_srx_cancel(struct xlink_ep *ep, void *context)
 						 &key);
 
 		if (rx) {
-			xlink_rx_fail(ep, rx, FI_ECANCELED, 0, 0, rx_op_flags(rx->tagged),
+			xlink_rx_fail(ep, rx, FI_ECANCELED, 0, 0, xlink_rx_op_flags(rx->tagged),
 				      0, rx->entry.tag);
 			return 0;
 		}
@@ -368,7 +363,7 @@ void xlink_srx_fail_directed(struct xlink_ep *ep,
 			struct xlink_rx *next = rx->next;
 
 			if (rx->entry.addr != FI_ADDR_UNSPEC && gone(ep, rx->entry.addr)) {
-				xlink_rx_fail(ep, rx, err, 0, 0, rx_op_flags(rx->tagged), 0,
+				xlink_rx_fail(ep, rx, err, 0, 0, xlink_rx_op_flags(rx->tagged), 0,
 					      rx->entry.tag);
 			} else {
 				rx->next = NULL;

@@ -81,6 +81,12 @@ bool xlink_srx_has_directed(const struct xlink_ep *ep);
  */
 bool xlink_srx_net_arrived(struct xlink_ep *ep, struct xlink_rx *rx);
 
+/* The flags of a receive's completion, before FI_REMOTE_CQ_DATA. */
+static inline uint64_t xlink_rx_op_flags(bool tagged)
+{
+	return (tagged ? FI_TAGGED : FI_MSG) | FI_RECV;
+}
+
 /* Completions of receives. */
 void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
 		       uint64_t flags, uint64_t data, uint64_t tag, fi_addr_t src);
