@@ -105,10 +105,7 @@ rm -f "$thirdparty_build"
 if [ "$built" = 1 ]; then
 	timed peer-shm122 bash test/peer/peer_shm122.sh
 	timed xlink bash test/xlink/run.sh
-	# 4+4 ranks on two simulated nodes lose messages (issue 32, open):
-	# two nodes run 2+2 here until that is fixed.
-	FI_PROVIDER_PATH=$PWD/.libs XLINK_MPI_NODES=${XLINK_MPI_NODES:-2} \
-		timed mpi bash test/mpi/run.sh
+	FI_PROVIDER_PATH=$PWD/.libs timed mpi bash test/mpi/run.sh
 fi
 if [ "$sanitize" != 0 ]; then
 	wait "$sanitize_build_pid"

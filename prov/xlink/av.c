@@ -20,26 +20,6 @@ static int grow_entries(struct xlink_av *av)
 	return 0;
 }
 
-static int map_from_net(struct xlink_av *av, fi_addr_t net_addr, fi_addr_t index)
-{
-	if (net_addr >= av->from_net_cap) {
-		size_t cap = av->from_net_cap ? av->from_net_cap : 64;
-		fi_addr_t *map;
-
-		while (cap <= net_addr)
-			cap *= 2;
-		map = realloc(av->from_net, cap * sizeof(*map));
-		if (!map)
-			return -FI_ENOMEM;
-		for (size_t i = av->from_net_cap; i < cap; i++)
-			map[i] = FI_ADDR_NOTAVAIL;
-		av->from_net = map;
-		av->from_net_cap = cap;
-	}
-	av->from_net[net_addr] = index;
-	return 0;
-}
-
 /* The lowest unused index, as FI_AV_TABLE requires. */
 static size_t free_index(struct xlink_av *av)
 {
@@ -84,7 +64,19 @@ static int insert_net(struct xlink_av *av, struct xlink_av_entry *entry,
 	if (ret != 1)
 		return ret < 0 ? ret : -FI_EINVAL;
 	entry->net_addr = net_addr;
-	return map_from_net(av, net_addr, index);
+	entry->net_key = xlink_netsrc_key(xlink_addr_net(&entry->addr), entry->addr.net_len);
+	return xlink_netsrc_add(&av->net_sources, entry->net_key, index);
+}
+
+/* After index gave up key, another entry of the same address takes it. */
+static void pass_net_key(struct xlink_av *av, uint64_t key, fi_addr_t index)
+{
+	xlink_netsrc_remove(&av->net_sources, key, index);
+	for (size_t i = 0; i < av->count; i++)
+		if (i != index && av->entries[i].used && av->entries[i].net_key == key) {
+			xlink_netsrc_add(&av->net_sources, key, i);
+			return;
+		}
 }
 
 static void remove_children(struct xlink_av *av, struct xlink_av_entry *entry)
@@ -92,8 +84,7 @@ static void remove_children(struct xlink_av *av, struct xlink_av_entry *entry)
 	if (entry->peer_addr != FI_ADDR_NOTAVAIL)
 		fi_av_remove(av->peer_av, &entry->peer_addr, 1, 0);
 	if (entry->net_addr != FI_ADDR_NOTAVAIL) {
-		if (entry->net_addr < av->from_net_cap)
-			av->from_net[entry->net_addr] = FI_ADDR_NOTAVAIL;
+		pass_net_key(av, entry->net_key, (fi_addr_t) (entry - av->entries));
 		fi_av_remove(av->net_av, &entry->net_addr, 1, 0);
 	}
 }
@@ -125,6 +116,7 @@ static int insert_one(struct xlink_av *av, const struct xlink_addr *addr,
 	entry->used = true;
 	if (index >= av->count)
 		av->count = index + 1;
+	av->inserts++;
 	*out = index;
 	return 0;
 }
@@ -259,7 +251,7 @@ static int av_close(struct fid *fid)
 	fi_close(&av->net_av->fid);
 	atomic_fetch_sub(&av->domain->ref, 1);
 	free(av->entries);
-	free(av->from_net);
+	xlink_netsrc_fini(&av->net_sources);
 	free(av);
 	return 0;
 }

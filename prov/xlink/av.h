@@ -11,6 +11,7 @@
 #include <xshm/fi_xshm.h>
 
 #include "addr.h"
+#include "netsrc.h"
 #include "xlink.h"
 
 struct xlink_av_entry {
@@ -18,6 +19,7 @@ struct xlink_av_entry {
 	bool local;		/* reached through the peer */
 	fi_addr_t net_addr;	/* in net_av, or FI_ADDR_NOTAVAIL */
 	fi_addr_t peer_addr;	/* in peer_av, or FI_ADDR_NOTAVAIL */
+	uint64_t net_key;	/* netsrc.h, when net_addr is set */
 	struct xlink_addr addr;	/* as inserted, for fi_av_lookup */
 	uint64_t stalled_ms;	/* since when every send to it found no room */
 	bool unreachable;	/* stalled past xlink_params.stall_ms */
@@ -33,8 +35,8 @@ struct xlink_av {
 	struct fi_xshm_ops_av *peer_liveness;	/* liveness.h; NULL: none */
 	struct xlink_av_entry *entries;
 	size_t count, cap;
-	fi_addr_t *from_net;		/* xlink index of each network fi_addr */
-	size_t from_net_cap;
+	struct xlink_netsrc net_sources;	/* network source key -> index */
+	uint64_t inserts;		/* successful inserts so far */
 	atomic_int ref;			/* endpoints bound */
 };
 
@@ -52,13 +54,10 @@ static inline struct xlink_av_entry *xlink_av_entry(struct xlink_av *av,
 	return &av->entries[fi_addr];
 }
 
-/* The xlink fi_addr of a network source address, or FI_ADDR_NOTAVAIL. */
-static inline fi_addr_t xlink_av_from_net(const struct xlink_av *av,
-					  fi_addr_t net_addr)
+/* The index of a network message's sender (netsrc.h), or FI_ADDR_NOTAVAIL. */
+static inline fi_addr_t xlink_av_net_source(const struct xlink_av *av, uint64_t key)
 {
-	if (net_addr >= av->from_net_cap)
-		return FI_ADDR_NOTAVAIL;
-	return av->from_net[net_addr];
+	return xlink_netsrc_find(&av->net_sources, key);
 }
 
 #endif

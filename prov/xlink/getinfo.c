@@ -61,7 +61,7 @@ static int net_getinfo(uint32_t version, const char *node, const char *service,
 		       struct fi_info **net)
 {
 	struct fi_info *h = child_hints(xlink_params.net,
-					FI_MSG | FI_TAGGED | FI_SOURCE, hints);
+					FI_MSG | FI_TAGGED, hints);
 	int ret;
 
 	if (!h)

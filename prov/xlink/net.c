@@ -208,6 +208,7 @@ ssize_t xlink_net_send(struct xlink_ep *ep, fi_addr_t net_addr, bool tagged,
 		.tag = tag,
 		.cq_data = data,
 		.size = iov_total(iov, count),
+		.src_key = ep->net.self_key,
 	};
 
 	if (count > XLINK_IOV_LIMIT || (count && !iov))
@@ -353,8 +354,7 @@ static bool header_ok(const struct xlink_hdr *hdr, size_t len)
 	return len - sizeof(*hdr) == hdr->size;
 }
 
-static void header_arrived(struct xlink_ep *ep, struct xlink_net_buf *buf,
-			   size_t len, fi_addr_t net_src)
+static void header_arrived(struct xlink_ep *ep, struct xlink_net_buf *buf, size_t len)
 {
 	const struct xlink_hdr *hdr = (const void *) buf->data;
 	struct xlink_rx *msg;
@@ -369,8 +369,8 @@ static void header_arrived(struct xlink_ep *ep, struct xlink_net_buf *buf,
 	msg->ep = ep;
 	msg->origin = XLINK_RX_FROM_NET;
 	msg->tagged = hdr->op == XLINK_HDR_TAGGED;
-	msg->entry.addr = net_src == FI_ADDR_NOTAVAIL ? FI_ADDR_NOTAVAIL :
-			  xlink_av_from_net(ep->av, net_src);
+	msg->src_key = hdr->src_key;
+	msg->entry.addr = xlink_av_net_source(ep->av, hdr->src_key);
 	msg->entry.size = hdr->size;
 	msg->entry.tag = hdr->tag;
 	msg->entry.cq_data = hdr->cq_data;
@@ -419,8 +419,7 @@ static void tx_done(struct xlink_ep *ep, struct xlink_net_op *op)
 	free(op);
 }
 
-static void completed(struct xlink_ep *ep, const struct fi_cq_tagged_entry *comp,
-		      fi_addr_t src)
+static void completed(struct xlink_ep *ep, const struct fi_cq_tagged_entry *comp)
 {
 	enum net_kind *kind = comp->op_context;
 
@@ -428,7 +427,7 @@ static void completed(struct xlink_ep *ep, const struct fi_cq_tagged_entry *comp
 	case NET_HDR_BUF: {
 		struct xlink_net_buf *buf = comp->op_context;
 
-		header_arrived(ep, buf, comp->len, src);
+		header_arrived(ep, buf, comp->len);
 		if (post_buf(ep, buf))
 			FI_WARN(&xlink_prov, FI_LOG_EP_DATA, "header buffer lost\n");
 		break;
@@ -511,18 +510,17 @@ void xlink_net_progress(struct xlink_ep *ep)
 {
 	struct xlink_net *net = &ep->net;
 	struct fi_cq_tagged_entry comps[POLL_BATCH];
-	fi_addr_t srcs[POLL_BATCH];
 	ssize_t n;
 
 	if (!net->waiting && net->empty_polls >= IDLE_AFTER_POLLS &&
 	    ++net->skipped < IDLE_POLL_EVERY)
 		return;
 	net->skipped = 0;
-	n = fi_cq_readfrom(net->cq, comps, POLL_BATCH, srcs);
+	n = fi_cq_read(net->cq, comps, POLL_BATCH);
 	if (n == -FI_EAVAIL)
 		failed(ep);
 	for (ssize_t i = 0; i < n; i++)
-		completed(ep, &comps[i], srcs[i]);
+		completed(ep, &comps[i]);
 	if (n > 0 || n == -FI_EAVAIL)
 		net->empty_polls = 0;
 	else if (net->empty_polls < IDLE_AFTER_POLLS)
@@ -560,12 +558,26 @@ static int open_net(struct xlink_ep *ep)
 	return ret ? ret : fi_enable(ep->net.ep);
 }
 
+/* The key every header names this endpoint by: of the address peers insert. */
+static int set_self_key(struct xlink_ep *ep)
+{
+	char name[FI_NAME_MAX];
+	size_t len = sizeof(name);
+	int ret = fi_getname(&ep->net.ep->fid, name, &len);
+
+	if (!ret)
+		ep->net.self_key = xlink_netsrc_key(name, len);
+	return ret;
+}
+
 int xlink_net_enable(struct xlink_ep *ep)
 {
 	struct xlink_net *net = &ep->net;
 	size_t size = sizeof(struct xlink_hdr) + xlink_params.eager_max;
 	int ret = open_net(ep);
 
+	if (!ret)
+		ret = set_self_key(ep);
 	if (ret)
 		return ret;
 	net->bufs = calloc(HDR_BUFS, sizeof(*net->bufs));

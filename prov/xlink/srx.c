@@ -298,6 +298,23 @@ static struct xlink_rx *posted_new(struct xlink_ep *ep, bool tagged,
 	return rx;
 }
 
+/*
+ * A network message that arrived before its sender was inserted into the
+ * AV names it once the AV has it, as fi_av(3) has FI_SOURCE report the
+ * address inserted.  Checked before the unexpected queue is searched.
+ */
+static void resolve_net_sources(struct xlink_ep *ep)
+{
+	if (ep->srx.av_inserts == ep->av->inserts)
+		return;
+	ep->srx.av_inserts = ep->av->inserts;
+	for (int tagged = 0; tagged < 2; tagged++)
+		for (struct xlink_rx *rx = ep->srx.unexpected[tagged].head; rx; rx = rx->next)
+			if (rx->origin == XLINK_RX_FROM_NET &&
+			    rx->entry.addr == FI_ADDR_NOTAVAIL)
+				rx->entry.addr = xlink_av_net_source(ep->av, rx->src_key);
+}
+
 ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 		       void **desc, size_t count, fi_addr_t src, uint64_t tag,
 		       uint64_t ignore, void *context, uint64_t flags)
@@ -318,6 +335,7 @@ ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov
 		return -FI_EINVAL;
 	if (!tagged)
 		key.ignore = TAG_MASK_ALL;
+	resolve_net_sources(ep);
 	if (flags & FI_PEEK)
 		return peek(ep, tagged, &key, context, flags);
 	posted = posted_new(ep, tagged, iov, desc, count, src, tag, ignore, context,

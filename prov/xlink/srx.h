@@ -38,6 +38,7 @@ struct xlink_rx {
 	void *data;			/* the eager payload */
 	bool owns_data;			/* else it lies in a network buffer */
 	uint64_t large_id;		/* or: the network tag of the payload */
+	uint64_t src_key;		/* netsrc.h: the sender, while not in the AV */
 	/* a posted receive filled by the network */
 	void *bounce;			/* whole message, when the buffers are short */
 	size_t msg_size;
@@ -56,6 +57,7 @@ struct xlink_srx {
 	struct xlink_queue posted[2];		/* [tagged] */
 	struct xlink_queue unexpected[2];
 	struct xlink_queue claimed;		/* FI_PEEK | FI_CLAIM */
+	uint64_t av_inserts;			/* the AV's, when sources were resolved */
 };
 
 void xlink_srx_init(struct xlink_ep *ep);

@@ -6,6 +6,7 @@
  * header with a tag unique to the sending endpoint (large_id); the
  * receiver posts a tagged receive for it once the header matched, so the
  * network provider's own rendezvous moves it into the application's buffer.
+ * Every header names its sender by src_key (netsrc.h).
  */
 #ifndef XLINK_WIRE_H
 #define XLINK_WIRE_H
@@ -29,8 +30,9 @@ struct xlink_hdr {
 	uint64_t cq_data;
 	uint64_t size;		/* payload bytes */
 	uint64_t large_id;
+	uint64_t src_key;	/* xlink_netsrc_key of the sender's network address */
 };
 
-_Static_assert(sizeof(struct xlink_hdr) == 40, "wire format");
+_Static_assert(sizeof(struct xlink_hdr) == 48, "wire format");
 
 #endif

@@ -3,7 +3,8 @@
  * get both senders' messages in each sender's order with FI_SOURCE naming
  * the address the receiver inserted; directed receives take only their
  * sender's; every size arrives intact on each path, expected or not;
- * unexpected messages are received in their send order.
+ * unexpected messages are received in their send order, and are their
+ * sender's once it is inserted, however late.
  */
 #include "xlink.h"
 
@@ -304,6 +305,43 @@ START_TEST(unexpected_messages_are_received_in_send_order)
 }
 END_TEST
 
+/* ---- a sender not yet inserted ---- */
+
+/*
+ * _i: path (bit 0), untagged (bit 1).  Sender p's messages arrive before
+ * the receiver inserted its address; once it is inserted, receives
+ * directed at that address take them in send order and FI_SOURCE reports
+ * it, as fi_av(3) has FI_SOURCE give the address inserted.  The other
+ * sender's messages still go to no one else's receive.
+ */
+START_TEST(messages_from_a_sender_inserted_late_are_its_own)
+{
+	int p = _i & 1;
+	bool tagged = !(_i & 2);
+	struct slot *s = alloc_slots(NSTREAM, STREAM_MAX);
+	struct xt_comp c[NSTREAM];
+	char name[XT_NAME_MAX];
+	size_t next[2] = { 0, 0 };
+	struct xl_rig r;
+
+	xl_start_late(&r, 0, p, name);
+	send_stream(&r, p, tagged, NSTREAM);
+	xl_settle(&r);
+	r.fa[p] = xt_av_insert(&r.x, name);
+	for (size_t i = 0; i < NSTREAM; i++) {
+		s[i].path = p;
+		post_slot(&r, &s[i], tagged, r.fa[p]);
+	}
+	wait_rx_in_post_order(&r, c, NSTREAM);
+	for (size_t i = 0; i < NSTREAM; i++)
+		XT_ASSERT(check_stream_comp(&r, &c[i], tagged, next) == p, "not %s", xl_path[p]);
+	xt_expect_none(r.x.rx, r.x.tx, 50);
+	xl_sent(&r, p, NSTREAM, false);
+	xl_stop(&r);
+	free_slots(s, NSTREAM);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xlink_paths");
@@ -311,6 +349,7 @@ int main(void)
 	TCase *dir = tcase_create("directed");
 	TCase *sz = tcase_create("sizes");
 	TCase *unexp = tcase_create("unexpected");
+	TCase *late = tcase_create("inserted_late");
 
 	tcase_set_timeout(any, 60);
 	tcase_add_loop_test(any, any_source_receives_get_both_senders_in_order, 0, 2);
@@ -327,5 +366,9 @@ int main(void)
 	tcase_set_timeout(unexp, 60);
 	tcase_add_loop_test(unexp, unexpected_messages_are_received_in_send_order, 0, 3);
 	suite_add_tcase(s, unexp);
+
+	tcase_set_timeout(late, 60);
+	tcase_add_loop_test(late, messages_from_a_sender_inserted_late_are_its_own, 0, 4);
+	suite_add_tcase(s, late);
 	return xl_main(s);
 }

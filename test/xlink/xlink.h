@@ -51,8 +51,14 @@ static inline void xl_remote_child(int sock, void *arg)
 	xt_burst_child(sock, arg);
 }
 
-/* Forks both senders (burst children) before the receiver opens anything. */
-static inline void xl_start(struct xl_rig *r, uint64_t extra_caps)
+/*
+ * Forks both senders (burst children) before the receiver opens anything.
+ * Sender late (-1: none) gets the receiver's name but is not inserted: its
+ * name is left in late_name for the test to insert, and its fa is
+ * FI_ADDR_NOTAVAIL until then.
+ */
+static inline void xl_start_late(struct xl_rig *r, uint64_t extra_caps, int late,
+				 char late_name[XT_NAME_MAX])
 {
 	memset(r, 0, sizeof(*r));
 	r->cfg = xt_cfg_default();
@@ -60,10 +66,22 @@ static inline void xl_start(struct xl_rig *r, uint64_t extra_caps)
 	xt_spawn_on(&r->kid[XL_LOCAL], 0, xt_burst_child, NULL);
 	xt_spawn_on(&r->kid[XL_REMOTE], 1, xl_remote_child, NULL);
 	xt_open(&r->x, &r->cfg);
-	for (int p = 0; p < 2; p++)
-		r->fa[p] = xt_connect_sender(&r->x, &r->kid[p], true);
+	for (int p = 0; p < 2; p++) {
+		if (p != late) {
+			r->fa[p] = xt_connect_sender(&r->x, &r->kid[p], true);
+			continue;
+		}
+		xt_recv_name(r->kid[p].sock, late_name);
+		xt_send_name(r->kid[p].sock, &r->x);
+		r->fa[p] = FI_ADDR_NOTAVAIL;
+	}
 	XT_ASSERT(r->fa[0] != r->fa[1], "both senders got fi_addr %llu",
 		  (unsigned long long)r->fa[0]);
+}
+
+static inline void xl_start(struct xl_rig *r, uint64_t extra_caps)
+{
+	xl_start_late(r, extra_caps, -1, NULL);
 }
 
 static inline void xl_stop(struct xl_rig *r)
