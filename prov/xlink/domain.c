@@ -11,16 +11,6 @@
 #include "ep.h"
 #include "xlink.h"
 
-void xlink_domain_lock(struct xlink_domain *domain)
-{
-	pthread_mutex_lock(&domain->lock);
-}
-
-void xlink_domain_unlock(struct xlink_domain *domain)
-{
-	pthread_mutex_unlock(&domain->lock);
-}
-
 void xlink_domain_progress(struct xlink_domain *domain)
 {
 	for (struct xlink_ep *ep = domain->eps; ep; ep = ep->next)
@@ -149,6 +139,8 @@ int xlink_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		return ret;
 	}
 	pthread_mutex_init(&domain->lock, NULL);
+	domain->locking = !info->domain_attr ||
+			  info->domain_attr->threading != FI_THREAD_DOMAIN;
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;
 	domain->domain_fid.fid.ops = &domain_fi_ops;

@@ -145,7 +145,10 @@ static void set_attrs(struct fi_info *info, const struct fi_info *hints,
 	info->rx_attr->msg_order = FI_ORDER_SAS;
 	info->rx_attr->size = XLINK_RX_SIZE;
 	info->rx_attr->iov_limit = XLINK_IOV_LIMIT;
-	info->domain_attr->threading = FI_THREAD_SAFE;
+	/* Any level asked for is met; only FI_THREAD_DOMAIN spares the lock. */
+	info->domain_attr->threading = hints && hints->domain_attr &&
+				       hints->domain_attr->threading ?
+				       hints->domain_attr->threading : FI_THREAD_SAFE;
 	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;

@@ -63,7 +63,10 @@ struct xlink_fabric {
  * One lock per domain serialises every call the application makes into the
  * domain's objects (FI_THREAD_SAFE).  The peer calls back into xlink (CQ
  * writes, get_msg/get_tag, counters) only from inside calls xlink makes
- * while holding it, so the callbacks never take it.
+ * while holding it, so the callbacks never take it.  A domain opened with
+ * FI_THREAD_DOMAIN (Open MPI's choice without MPI_THREAD_MULTIPLE) is
+ * serialised by the application, and takes no lock: on the peer path the
+ * lock is a tenth of a small message's latency.
  */
 struct xlink_domain {
 	struct fid_domain domain_fid;
@@ -73,12 +76,22 @@ struct xlink_domain {
 	struct fi_info *net_info;	/* what the network objects are opened with */
 	struct fi_info *peer_info;	/* what the peer objects are opened with */
 	pthread_mutex_t lock;
+	bool locking;			/* false: FI_THREAD_DOMAIN */
 	struct xlink_ep *eps;		/* open endpoints, for progress */
 	atomic_int ref;
 };
 
-void xlink_domain_lock(struct xlink_domain *domain);
-void xlink_domain_unlock(struct xlink_domain *domain);
+static inline void xlink_domain_lock(struct xlink_domain *domain)
+{
+	if (domain->locking)
+		pthread_mutex_lock(&domain->lock);
+}
+
+static inline void xlink_domain_unlock(struct xlink_domain *domain)
+{
+	if (domain->locking)
+		pthread_mutex_unlock(&domain->lock);
+}
 
 /*
  * Progresses every endpoint of the domain: the peer's and the network's

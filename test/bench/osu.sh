@@ -6,6 +6,11 @@
 #
 #   test/bench/osu.sh [--configs xlink,vader,ucx,ofi-tcp] [--repeats R]
 #                     [--benches osu_latency,osu_bw,osu_mbw_mr] [--out DIR]
+#                     [--two-nodes]
+#
+# --two-nodes puts one rank on each of two simulated nodes (test/mpi/netns.sh,
+# made and removed here; needs root), unbound, so that the traffic crosses a veth:
+# configurations xlink and ofi-tcp by default, results in build/osu/results-2nodes.
 #
 # Configurations:
 #   xlink    pml cm + OFI MTL, provider xlink (FI_PROVIDER_PATH, default <repo>/.libs)
@@ -27,8 +32,9 @@ B=$REPO/build/osu
 CONFIGS=xlink,vader,ucx,ofi-tcp
 BENCHES=osu_latency,osu_bw,osu_mbw_mr
 R=5
-OUT=$B/results
+OUT=
 TMO=${OSU_TIMEOUT:-300}
+TWO_NODES=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -36,10 +42,16 @@ while [ $# -gt 0 ]; do
 	--repeats) R=$2; shift 2 ;;
 	--benches) BENCHES=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
+	--two-nodes) TWO_NODES=1; shift ;;
 	-h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "osu.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
+if [ $TWO_NODES = 1 ]; then
+	[[ " $* " == *" --configs "* ]] || CONFIGS=xlink,ofi-tcp
+	OUT=${OUT:-$B/results-2nodes}
+fi
+OUT=${OUT:-$B/results}
 [[ $R =~ ^[1-9][0-9]*$ ]] || { echo "osu.sh: --repeats needs a positive number" >&2; exit 2; }
 command -v mpicc >/dev/null || { echo "osu.sh: needs mpicc (apt-get install openmpi-bin libopenmpi-dev)" >&2; exit 1; }
 
@@ -58,6 +70,18 @@ fi
 
 # --- configurations ------------------------------------------------------------------
 MPI=(mpirun --allow-run-as-root -np 2 --bind-to core --map-by core)
+if [ $TWO_NODES = 1 ]; then
+	# mpirun on node xlnode0, the second rank's daemon started on xlnode1 through
+	# the agent (as test/mpi/run.sh does); each node binds its rank to its own first
+	# core, which on this one machine would be the same core: so unbound
+	trap '"$REPO/test/mpi/netns.sh" down' EXIT
+	"$REPO/test/mpi/netns.sh" up 2 || { echo "osu.sh: netns.sh up 2 failed" >&2; exit 1; }
+	MPI=(ip netns exec xlnode0 unshare --uts bash -c 'hostname xlnode0 && exec "$@"'
+		mpirun-on-xlnode0 mpirun --allow-run-as-root -np 2 --host xlnode0:1,xlnode1:1
+		--bind-to none --mca plm_rsh_agent "$REPO/test/mpi/rsh_agent.sh"
+		--mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include 10.77.0.0/24
+		-x FI_TCP_IFACE=xleth0)
+fi
 cfg_args() { # the mpirun arguments of a configuration
 	case $1 in
 	xlink) echo "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include xlink -x FI_PROVIDER_PATH=${FI_PROVIDER_PATH:-$REPO/.libs}" ;;

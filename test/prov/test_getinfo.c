@@ -584,7 +584,7 @@ static Suite *getinfo_suite(void)
 		tcase_add_test(attrs, getinfo_max_msg_size_is_1GiB);
 	if (xt_wanted(XT_XSHM))
 		tcase_add_test(attrs, getinfo_av_type_echoes_the_hint);
-	if (xt_wanted(XT_EXTRA))
+	if (xt_wanted(XT_GENERIC))
 		tcase_add_loop_test(attrs, getinfo_honours_threading_hint, 0, nthreading);
 	suite_add_tcase(s, attrs);
 
