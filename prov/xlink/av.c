@@ -117,6 +117,7 @@ static int insert_one(struct xlink_av *av, const struct xlink_addr *addr,
 	if (index >= av->count)
 		av->count = index + 1;
 	av->inserts++;
+	av->remote_count += !entry->local;
 	*out = index;
 	return 0;
 }
@@ -180,6 +181,7 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 			continue;
 		}
 		remove_children(av, entry);
+		av->remote_count -= !entry->local;
 		entry->used = false;
 	}
 	xlink_domain_unlock(av->domain);

@@ -37,6 +37,7 @@ struct xlink_av {
 	size_t count, cap;
 	struct xlink_netsrc net_sources;	/* network source key -> index */
 	uint64_t inserts;		/* successful inserts so far */
+	size_t remote_count;		/* entries reached over the network */
 	atomic_int ref;			/* endpoints bound */
 };
 

@@ -17,9 +17,12 @@
  * While idle, poll once per this many calls: a poll of tcp;ofi_rxm costs a
  * system call (about 1 us here), a call of the peer path about 0.1 us, so
  * this keeps the peer path's latency and delays a first message from the
- * network by some 10 us, against tcp's tens.
+ * network by some 10 us, against tcp's tens.  While the AV names no remote
+ * endpoint (a job on one node), only a stranger's first message can come,
+ * which may wait some 100 us more.
  */
 #define IDLE_POLL_EVERY		128
+#define LOCAL_ONLY_POLL_EVERY	4096
 
 enum net_kind {
 	NET_HDR_BUF = 1,	/* a posted buffer for headers */
@@ -513,7 +516,7 @@ void xlink_net_progress(struct xlink_ep *ep)
 	ssize_t n;
 
 	if (!net->waiting && net->empty_polls >= IDLE_AFTER_POLLS &&
-	    ++net->skipped < IDLE_POLL_EVERY)
+	    ++net->skipped < (ep->av->remote_count ? IDLE_POLL_EVERY : LOCAL_ONLY_POLL_EVERY))
 		return;
 	net->skipped = 0;
 	n = fi_cq_read(net->cq, comps, POLL_BATCH);

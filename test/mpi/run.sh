@@ -27,7 +27,7 @@ PROV=${XLINK_MPI_PROV:-xlink}
 TMO=${XLINK_MPI_TIMEOUT:-120}
 NPS=${XLINK_MPI_NP:-2 4 8}
 PERNODE=${XLINK_MPI_NODES:-2 4}
-ALL_PROGS="p2p anysrc probe coll trunc ssend_cancel"
+ALL_PROGS="p2p anysrc probe coll trunc ssend_cancel flood"
 SUBNET=10.77.0.0/24
 IFACE=xleth0 # the name of the veth inside every namespace (netns.sh)
 
