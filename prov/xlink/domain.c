@@ -9,6 +9,7 @@
 #include "cntr.h"
 #include "cq.h"
 #include "ep.h"
+#include "progress.h"
 #include "xlink.h"
 
 void xlink_domain_progress(struct xlink_domain *domain)
@@ -24,6 +25,7 @@ static int domain_close(struct fid *fid)
 
 	if (atomic_load(&domain->ref))
 		return -FI_EBUSY;
+	xlink_progress_stop(domain);
 	if (domain->peer)
 		fi_close(&domain->peer->fid);
 	fi_close(&domain->net->fid);
@@ -139,14 +141,21 @@ int xlink_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		return ret;
 	}
 	pthread_mutex_init(&domain->lock, NULL);
-	domain->locking = !info->domain_attr ||
-			  info->domain_attr->threading != FI_THREAD_DOMAIN;
+	domain->locking = info->domain_attr->threading != FI_THREAD_DOMAIN ||
+			  xlink_progress_auto(info);
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;
 	domain->domain_fid.fid.ops = &domain_fi_ops;
 	domain->domain_fid.ops = &domain_ops;
 	domain->domain_fid.mr = &xlink_mr_ops;
 	atomic_fetch_add(&fabric->ref, 1);
+	if (xlink_progress_auto(info)) {
+		ret = xlink_progress_start(domain);
+		if (ret) {
+			domain_close(&domain->domain_fid.fid);
+			return ret;
+		}
+	}
 	*domain_fid = &domain->domain_fid;
 	return 0;
 }

@@ -25,9 +25,6 @@ static bool hints_ok(const struct fi_info *hints)
 		return false;
 	if (hints->addr_format != FI_FORMAT_UNSPEC)
 		return false;
-	if (hints->domain_attr &&
-	    hints->domain_attr->data_progress == FI_PROGRESS_AUTO)
-		return false;
 	if (hints->tx_attr && (hints->tx_attr->op_flags & ~XLINK_OP_FLAGS))
 		return false;
 	if (hints->rx_attr && (hints->rx_attr->op_flags & ~FI_COMPLETION))
@@ -109,6 +106,16 @@ static void peer_addrs(uint32_t version, const char *node, const char *service,
 		peer_getinfo(version, node, service, flags, dest);
 }
 
+static enum fi_progress progress_of(const struct fi_info *hints, bool control)
+{
+	enum fi_progress asked = FI_PROGRESS_UNSPEC;
+
+	if (hints && hints->domain_attr)
+		asked = control ? hints->domain_attr->control_progress :
+				  hints->domain_attr->data_progress;
+	return asked == FI_PROGRESS_AUTO ? FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
+}
+
 static void set_attrs(struct fi_info *info, const struct fi_info *hints,
 		      const struct fi_info *net, const struct fi_info *peer)
 {
@@ -149,8 +156,9 @@ static void set_attrs(struct fi_info *info, const struct fi_info *hints,
 	info->domain_attr->threading = hints && hints->domain_attr &&
 				       hints->domain_attr->threading ?
 				       hints->domain_attr->threading : FI_THREAD_SAFE;
-	info->domain_attr->control_progress = FI_PROGRESS_MANUAL;
-	info->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	/* Automatic progress only when asked for: it costs a thread (progress.h). */
+	info->domain_attr->control_progress = progress_of(hints, true);
+	info->domain_attr->data_progress = progress_of(hints, false);
 	info->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	info->domain_attr->av_type = hints && hints->domain_attr ?
 				     hints->domain_attr->av_type : FI_AV_UNSPEC;

@@ -77,6 +77,9 @@ struct xlink_domain {
 	struct fi_info *peer_info;	/* what the peer objects are opened with */
 	pthread_mutex_t lock;
 	bool locking;			/* false: FI_THREAD_DOMAIN */
+	bool progress_running;		/* progress.h: FI_PROGRESS_AUTO */
+	atomic_bool progress_stop;
+	pthread_t progress_thread;
 	struct xlink_ep *eps;		/* open endpoints, for progress */
 	atomic_int ref;
 };

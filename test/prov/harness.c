@@ -176,6 +176,8 @@ struct fi_info *xt_hints(const struct xt_cfg *cfg)
 		h->rx_attr->op_flags = cfg->rx_op_flags;
 	if (cfg->threading != FI_THREAD_UNSPEC)
 		h->domain_attr->threading = cfg->threading;
+	if (cfg->data_progress != FI_PROGRESS_UNSPEC)
+		h->domain_attr->data_progress = cfg->data_progress;
 	return h;
 }
 

@@ -40,7 +40,7 @@ logdir=${XLINK_LOGDIR:-$build/test/xlink/logs}
 generic_prov="test_getinfo test_av test_av_table test_cq test_ep test_msg test_tagged
 	test_sizes test_order test_peek test_cancel test_cntr test_completion test_bad_input"
 extra_prov="test_close test_multi_recv test_poll test_threads test_wait"
-xlink_tests="test_paths test_path_ops test_path_kill"
+xlink_tests="test_paths test_path_ops test_path_kill test_auto_progress"
 
 programs=()
 for t in $generic_prov; do programs+=("test/prov/$t"); done

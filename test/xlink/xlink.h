@@ -52,17 +52,16 @@ static inline void xl_remote_child(int sock, void *arg)
 }
 
 /*
- * Forks both senders (burst children) before the receiver opens anything.
- * Sender late (-1: none) gets the receiver's name but is not inserted: its
+ * Forks both senders (burst children) before the receiver opens anything
+ * with cfg.  Sender late (-1: none) gets the receiver's name but is not inserted: its
  * name is left in late_name for the test to insert, and its fa is
  * FI_ADDR_NOTAVAIL until then.
  */
-static inline void xl_start_late(struct xl_rig *r, uint64_t extra_caps, int late,
-				 char late_name[XT_NAME_MAX])
+static inline void xl_start_cfg(struct xl_rig *r, struct xt_cfg cfg, int late,
+				char late_name[XT_NAME_MAX])
 {
 	memset(r, 0, sizeof(*r));
-	r->cfg = xt_cfg_default();
-	r->cfg.caps |= FI_SOURCE | FI_DIRECTED_RECV | extra_caps;
+	r->cfg = cfg;
 	xt_spawn_on(&r->kid[XL_LOCAL], 0, xt_burst_child, NULL);
 	xt_spawn_on(&r->kid[XL_REMOTE], 1, xl_remote_child, NULL);
 	xt_open(&r->x, &r->cfg);
@@ -79,9 +78,24 @@ static inline void xl_start_late(struct xl_rig *r, uint64_t extra_caps, int late
 		  (unsigned long long)r->fa[0]);
 }
 
+/* The receiver with FI_SOURCE and FI_DIRECTED_RECV besides the default caps. */
+static inline struct xt_cfg xl_cfg(uint64_t extra_caps)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+
+	cfg.caps |= FI_SOURCE | FI_DIRECTED_RECV | extra_caps;
+	return cfg;
+}
+
+static inline void xl_start_late(struct xl_rig *r, uint64_t extra_caps, int late,
+				 char late_name[XT_NAME_MAX])
+{
+	xl_start_cfg(r, xl_cfg(extra_caps), late, late_name);
+}
+
 static inline void xl_start(struct xl_rig *r, uint64_t extra_caps)
 {
-	xl_start_late(r, extra_caps, -1, NULL);
+	xl_start_cfg(r, xl_cfg(extra_caps), -1, NULL);
 }
 
 static inline void xl_stop(struct xl_rig *r)
