@@ -1,10 +1,11 @@
 # Sourced by test/demo.sh and test/suite.sh: installs what xshm needs from
 # Debian when it is missing, then builds xshm and its tests in this tree.
 
-# openmpi-bin and libopenmpi-dev: test/mpi/run.sh and test/bench/osu.sh
+# openmpi-bin and libopenmpi-dev: test/mpi/run.sh and test/bench/osu.sh;
+# iproute2: their simulated nodes (test/mpi/netns.sh), the two-node fabtests'
 XSHM_DEBS="build-essential autoconf automake libtool pkg-config libfabric-dev
 libfabric-bin check liburing-dev libnuma-dev libhwloc-dev python3-matplotlib
-clang-14 libclang-rt-14-dev openmpi-bin libopenmpi-dev"
+clang-14 libclang-rt-14-dev openmpi-bin libopenmpi-dev iproute2"
 
 xshm_install_deps() {
 	local missing=""

@@ -5,8 +5,9 @@
 # (test/xlink/run.sh) and MPI programs through it (test/mpi/run.sh), then
 # the sanitizer and fuzz runs of
 # test/sanitize.sh (XSHM_SANITIZE=0 leaves them out), then libfabric's
-# fabtests (test/fabtests/run.sh, on xshm and, the quick set, on xlink;
-# XSHM_FABTESTS=0 leaves them out), then a
+# fabtests (test/fabtests/run.sh, on xshm and, the quick set, on xlink on
+# one node and across two simulated ones; XSHM_FABTESTS=0 leaves them out),
+# then a
 # check that the suite left no xshm file in /dev/shm.  What comes from
 # ../shared/thirdparty (test/thirdparty.sh) builds while the default tests
 # run.
@@ -116,6 +117,8 @@ fi
 if [ "$fabtests" != 0 ]; then
 	timed fabtests bash test/fabtests/run.sh
 	FABTESTS_PROVIDER=xlink timed fabtests-xlink bash test/fabtests/run.sh quick
+	FABTESTS_PROVIDER=xlink FABTESTS_NODES=2 \
+		timed fabtests-xlink-2nodes bash test/fabtests/run.sh quick
 fi
 timed shm-leftovers check_shm_leftovers
 

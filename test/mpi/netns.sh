@@ -13,13 +13,20 @@
 # network: /dev/shm, /tmp and the process table stay shared, so each "node" also
 # needs its own host name (a UTS namespace, see rsh_agent.sh) for Open MPI to treat
 # it as another node. Needs root and iproute2. Idempotent.
+#
+# XLINK_NETNS=PREFIX:NET (netns_names.sh) works on another set instead, e.g.
+# ft:10.78.0 for ftbr0, ftnode0.. and 10.78.0.0/24; the default set is untouched.
 set -u
 
-BR=xlbr0
-NET=10.77.0
+# shellcheck source=netns_names.sh
+. "$(dirname "$(readlink -f "$0")")/netns_names.sh"
+netns_names || exit 2
+BR=$NS_BR
+NET=$NS_NET
+NODE=${NS_PREFIX}node
 HOSTS=/etc/hosts
-MARK_BEGIN="# BEGIN xshm-mpi-netns (test/mpi/netns.sh)"
-MARK_END="# END xshm-mpi-netns"
+MARK_BEGIN="# BEGIN $NS_MARK (test/mpi/netns.sh)"
+MARK_END="# END $NS_MARK"
 
 die() { echo "netns.sh: $*" >&2; exit 1; }
 
@@ -46,13 +53,13 @@ ns_kill() {
 
 down() {
 	local ns
-	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^xlnode[0-9]+$'); do
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${NODE}[0-9]+\$"); do
 		ns_kill "$ns"
 		ip netns del "$ns" 2>/dev/null
 	done
 	# host ends of the veths normally vanish with their namespace; not after a partial up
 	for l in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' |
-		grep -E '^xlveth[0-9]+$'); do
+		grep -E "^${NS_VETH}[0-9]+\$"); do
 		ip link del "$l" 2>/dev/null
 	done
 	ip link show "$BR" >/dev/null 2>&1 && ip link del "$BR"
@@ -67,24 +74,27 @@ up() {
 	command -v ip >/dev/null || die "needs iproute2 (ip)"
 	# start from nothing, so that "up" twice or after a crash gives the same result
 	down
+	# another set on the same subnet would take half of our traffic (XLINK_NETNS)
+	[ -z "$(ip -o route show "$NET.0/24" 2>/dev/null)" ] ||
+		die "$NET.0/24 is already routed: $(ip -o route show "$NET.0/24" | head -1)"
 	ip link add "$BR" type bridge || die "cannot create bridge $BR"
 	ip addr add "$NET.254/24" dev "$BR" && ip link set "$BR" up || die "cannot bring up $BR"
 	for ((i = 0; i < n; i++)); do
-		ns=xlnode$i
+		ns=$NODE$i
 		ip netns add "$ns" || die "cannot create namespace $ns"
-		ip link add "xlveth$i" type veth peer name xleth0 netns "$ns" || die "veth $i"
-		ip link set "xlveth$i" master "$BR" && ip link set "xlveth$i" up || die "veth $i up"
+		ip link add "$NS_VETH$i" type veth peer name xleth0 netns "$ns" || die "veth $i"
+		ip link set "$NS_VETH$i" master "$BR" && ip link set "$NS_VETH$i" up || die "veth $i up"
 		ip -n "$ns" addr add "$NET.$((i + 1))/24" dev xleth0 || die "address in $ns"
 		ip -n "$ns" link set xleth0 up && ip -n "$ns" link set lo up || die "links up in $ns"
 	done
 	{
 		echo "$MARK_BEGIN"
-		for ((i = 0; i < n; i++)); do echo "$NET.$((i + 1)) xlnode$i"; done
+		for ((i = 0; i < n; i++)); do echo "$NET.$((i + 1)) $NODE$i"; done
 		echo "$MARK_END"
 	} >>"$HOSTS" || die "cannot write $HOSTS"
 	# the bridge may take a moment to forward on a fresh port
 	for ((i = 1; i < n; i++)); do
-		wait_reach "$NET.$((i + 1))" || die "xlnode0 cannot reach $NET.$((i + 1))"
+		wait_reach "$NET.$((i + 1))" || die "${NODE}0 cannot reach $NET.$((i + 1))"
 	done
 }
 
@@ -92,7 +102,7 @@ up() {
 wait_reach() {
 	local t out
 	for t in 1 2 3 4 5 6 7 8 9 10; do
-		out=$(ip netns exec xlnode0 timeout 1 bash -c "exec 3<>/dev/tcp/$1/9" 2>&1) && return 0
+		out=$(ip netns exec "${NODE}0" timeout 1 bash -c "exec 3<>/dev/tcp/$1/9" 2>&1) && return 0
 		case $out in *[Rr]efused*) return 0 ;; esac
 		sleep 0.5
 	done
@@ -101,7 +111,7 @@ wait_reach() {
 
 status() {
 	ip -br link show "$BR" 2>/dev/null || echo "no bridge $BR"
-	ip netns list | grep -E '^xlnode' || echo "no xlnode namespaces"
+	ip netns list | grep -E "^${NODE}[0-9]+" || echo "no $NODE namespaces"
 	awk -v b="$MARK_BEGIN" -v e="$MARK_END" '$0 == b { p = 1 } p { print } $0 == e { p = 0 }' "$HOSTS"
 }
 

@@ -6,7 +6,13 @@
 #
 # Open MPI builds COMMAND for a remote shell (it quotes for one), so, like ssh, the
 # words are joined with spaces and handed to bash -c.
+#
+# XLINK_NETNS (netns_names.sh) names the set of nodes, as for netns.sh.
 set -u
+
+# shellcheck source=netns_names.sh
+. "$(dirname "$(readlink -f "$0")")/netns_names.sh"
+netns_names || exit 255
 
 # ssh-style options Open MPI might put before the host (none by default): skip them
 while [ $# -gt 0 ]; do
@@ -21,9 +27,9 @@ host=$1
 shift
 
 case $host in
-xlnode[0-9]*) ns=${host%%.*} ;;
-10.77.0.[0-9]*) ns=xlnode$((${host##*.} - 1)) ;;
-*) echo "rsh_agent.sh: unknown host '$host' (expected xlnodeK)" >&2; exit 255 ;;
+"$NS_PREFIX"node[0-9]*) ns=${host%%.*} ;;
+"$NS_NET".[0-9]*) ns=${NS_PREFIX}node$((${host##*.} - 1)) ;;
+*) echo "rsh_agent.sh: unknown host '$host' (expected ${NS_PREFIX}nodeK)" >&2; exit 255 ;;
 esac
 host=$ns
 

@@ -12,6 +12,7 @@
 #   XLINK_MPI_TIMEOUT  seconds per mpirun (default 120); a run past it is a FAIL
 #   XLINK_MPI_NP       rank counts on one node (default "2 4 8")
 #   XLINK_MPI_NODES    ranks per node on two nodes (default "2 4")
+#   XLINK_NETNS        the set of simulated nodes (netns_names.sh; default xlnode*)
 #   FI_*, XSHM_*, XLINK_*, LD_LIBRARY_PATH   passed to the ranks with -x
 #                      (FI_PROVIDER_PATH=<repo>/.libs for the xlink DL provider)
 # The two-node runs need root and iproute2; they create the namespaces and remove
@@ -28,7 +29,11 @@ TMO=${XLINK_MPI_TIMEOUT:-120}
 NPS=${XLINK_MPI_NP:-2 4 8}
 PERNODE=${XLINK_MPI_NODES:-2 4}
 ALL_PROGS="p2p anysrc probe coll trunc ssend_cancel flood"
-SUBNET=10.77.0.0/24
+# shellcheck source=netns_names.sh
+. "$HERE/netns_names.sh"
+netns_names || exit 2
+SUBNET=$NS_NET.0/24
+NODE=${NS_PREFIX}node
 IFACE=xleth0 # the name of the veth inside every namespace (netns.sh)
 
 one=0 two=0 progs=""
@@ -150,13 +155,13 @@ if [ $two = 1 ]; then
 			# mpirun runs on "node" xlnode0 (its own namespace and host name) and
 			# starts the daemon of xlnode1 through the agent; out-of-band and tcp
 			# traffic both go over the veths
-			run_one "$name" 2 ip netns exec xlnode0 unshare --uts \
-				bash -c 'hostname xlnode0 && exec "$@"' mpirun-on-xlnode0 \
+			run_one "$name" 2 ip netns exec "${NODE}0" unshare --uts \
+				bash -c "hostname ${NODE}0"' && exec "$@"' "mpirun-on-${NODE}0" \
 				"${MPIRUN[@]}" -x FI_TCP_IFACE="${FI_TCP_IFACE:-$IFACE}" \
 				--mca plm_rsh_agent "$HERE/rsh_agent.sh" --mca plm_rsh_no_tree_spawn 1 \
 				--mca oob_tcp_if_include "$SUBNET" \
-				--host "xlnode0:$n,xlnode1:$n" -np $((2 * n)) "$BUILD/$p"
-			for ns in xlnode0 xlnode1; do
+				--host "${NODE}0:$n,${NODE}1:$n" -np $((2 * n)) "$BUILD/$p"
+			for ns in "${NODE}0" "${NODE}1"; do
 				pids=$(ip netns pids "$ns" 2>/dev/null)
 				# shellcheck disable=SC2086
 				[ -n "$pids" ] && kill -KILL $pids 2>/dev/null
