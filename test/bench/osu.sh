@@ -9,7 +9,7 @@
 #                     [--two-nodes]
 #
 # --two-nodes puts one rank on each of two simulated nodes (test/mpi/netns.sh,
-# made and removed here; needs root), unbound, so that the traffic crosses a veth:
+# made and removed here, XLINK_NETNS chooses the set; needs root), unbound, so that the traffic crosses a veth:
 # configurations xlink and ofi-tcp by default, results in build/osu/results-2nodes.
 #
 # Configurations:
@@ -71,15 +71,19 @@ fi
 # --- configurations ------------------------------------------------------------------
 MPI=(mpirun --allow-run-as-root -np 2 --bind-to core --map-by core)
 if [ $TWO_NODES = 1 ]; then
-	# mpirun on node xlnode0, the second rank's daemon started on xlnode1 through
-	# the agent (as test/mpi/run.sh does); each node binds its rank to its own first
+	# mpirun on node 0, the second rank's daemon started on node 1 through the
+	# agent (as test/mpi/run.sh does); each node binds its rank to its own first
 	# core, which on this one machine would be the same core: so unbound
+	# shellcheck source=../mpi/netns_names.sh
+	. "$REPO/test/mpi/netns_names.sh"
+	netns_names || exit 2
+	n0=${NS_PREFIX}node0 n1=${NS_PREFIX}node1
 	trap '"$REPO/test/mpi/netns.sh" down' EXIT
 	"$REPO/test/mpi/netns.sh" up 2 || { echo "osu.sh: netns.sh up 2 failed" >&2; exit 1; }
-	MPI=(ip netns exec xlnode0 unshare --uts bash -c 'hostname xlnode0 && exec "$@"'
-		mpirun-on-xlnode0 mpirun --allow-run-as-root -np 2 --host xlnode0:1,xlnode1:1
+	MPI=(ip netns exec "$n0" unshare --uts bash -c "hostname $n0"' && exec "$@"'
+		mpirun-on-node0 mpirun --allow-run-as-root -np 2 --host "$n0:1,$n1:1"
 		--bind-to none --mca plm_rsh_agent "$REPO/test/mpi/rsh_agent.sh"
-		--mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include 10.77.0.0/24
+		--mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include "$NS_NET.0/24"
 		-x FI_TCP_IFACE=xleth0)
 fi
 cfg_args() { # the mpirun arguments of a configuration
