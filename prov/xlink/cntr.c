@@ -143,12 +143,18 @@ struct xlink_cntr *xlink_cntr_of(struct fid *fid, struct xlink_domain *domain)
 
 static void peer_inc(struct fid_peer_cntr *peer_cntr)
 {
-	xlink_cntr_inc(xlink_container_of(peer_cntr, struct xlink_cntr, peer_cntr));
+	struct xlink_cntr *cntr = xlink_container_of(peer_cntr, struct xlink_cntr, peer_cntr);
+
+	cntr->domain->peer_events++;
+	xlink_cntr_inc(cntr);
 }
 
 static void peer_incerr(struct fid_peer_cntr *peer_cntr)
 {
-	xlink_cntr_incerr(xlink_container_of(peer_cntr, struct xlink_cntr, peer_cntr));
+	struct xlink_cntr *cntr = xlink_container_of(peer_cntr, struct xlink_cntr, peer_cntr);
+
+	cntr->domain->peer_events++;
+	xlink_cntr_incerr(cntr);
 }
 
 /* The peer keeps the fid_peer_cntr pointer, not the context that carries it. */

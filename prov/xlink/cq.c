@@ -285,6 +285,7 @@ static ssize_t peer_write(struct fid_peer_cq *peer_cq, void *context, uint64_t f
 {
 	struct xlink_cq *cq = xlink_container_of(peer_cq, struct xlink_cq, peer_cq);
 
+	cq->domain->peer_events++;
 	return xlink_cq_write(cq, context, flags, len, buf, data, tag, src);
 }
 
@@ -294,6 +295,7 @@ static ssize_t peer_writeerr(struct fid_peer_cq *peer_cq,
 	struct xlink_cq *cq = xlink_container_of(peer_cq, struct xlink_cq, peer_cq);
 	struct fi_cq_err_entry positive;
 
+	cq->domain->peer_events++;
 	if (err->err >= 0)
 		return xlink_cq_write_error(cq, err);
 	/* libfabric 1.22's shm passes -FI_ETRUNC where fi_cq(3) wants FI_ETRUNC. */

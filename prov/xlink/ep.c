@@ -2,6 +2,7 @@
  * The endpoint: binding the application's AV, CQs and counters to the
  * network and peer endpoints behind it, enabling, naming, progress.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,8 +62,16 @@ void xlink_ep_progress(struct xlink_ep *ep)
 	if (!ep->enabled)
 		return;
 	if (ep->peer_ep) {
+		uint64_t events = ep->domain->peer_events;
+
 		peer_progress(ep);
+		if (events != ep->domain->peer_events)
+			ep->peer_quiet_polls = 0;
+		else if (ep->peer_quiet_polls < UINT_MAX)
+			ep->peer_quiet_polls++;
 		xlink_liveness_progress(ep);
+	} else {
+		ep->peer_quiet_polls = UINT_MAX;
 	}
 	xlink_net_progress(ep);
 }

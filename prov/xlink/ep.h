@@ -31,6 +31,7 @@ struct xlink_ep {
 	struct xlink_srx srx;
 	uint64_t next_liveness_ms;
 	unsigned liveness_calls;
+	unsigned peer_quiet_polls;		/* progress calls the peer was idle in */
 };
 
 int xlink_endpoint(struct fid_domain *domain, struct fi_info *info,

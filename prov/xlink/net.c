@@ -12,14 +12,16 @@
 
 #define HDR_BUFS		32
 #define POLL_BATCH		16
-#define IDLE_AFTER_POLLS	64	/* empty polls before the network is idle */
+#define IDLE_AFTER_POLLS	64	/* empty polls before a path is idle */
 /*
- * While idle, poll once per this many calls: a poll of tcp;ofi_rxm costs a
- * system call (about 1 us here), a call of the peer path about 0.1 us, so
- * this keeps the peer path's latency and delays a first message from the
- * network by some 10 us, against tcp's tens.  While the AV names no remote
- * endpoint (a job on one node), only a stranger's first message can come,
- * which may wait some 100 us more.
+ * While the network is idle and the peer path busy, poll the network once
+ * per this many calls: a poll of tcp;ofi_rxm costs a system call (about
+ * 1 us here), a call of the peer path about 0.1 us, so this keeps the peer
+ * path's latency and delays a first message from the network by some
+ * 10 us, against tcp's tens.  While the AV names no remote endpoint (a job
+ * on one node), only a stranger's first message can come, which may wait
+ * some 100 us more.  While the peer path is idle too, the network is
+ * polled at every call: its latency is then the network provider's own.
  */
 #define IDLE_POLL_EVERY		128
 #define LOCAL_ONLY_POLL_EVERY	4096
@@ -131,6 +133,7 @@ static ssize_t send_eager(struct xlink_ep *ep, fi_addr_t addr,
 	size_t total = sizeof(*hdr) + hdr->size;
 	bool inject = flags & FI_INJECT;
 	struct xlink_net_op *op;
+	bool gather;
 	ssize_t ret;
 
 	if (total <= ep->net.inject_size || inject) {
@@ -145,7 +148,12 @@ static ssize_t send_eager(struct xlink_ep *ep, fi_addr_t addr,
 			xlink_cntr_inc(ep->tx_cntr);
 		return ret;
 	}
-	op = op_new(NET_TX, total);
+	/*
+	 * The application's buffers stay its until the completion: they go
+	 * behind the header as they are, when the network takes that many.
+	 */
+	gather = count + 1 <= ep->net.iov_limit;
+	op = op_new(NET_TX, gather ? sizeof(*hdr) : total);
 	if (!op)
 		return -FI_ENOMEM;
 	op->report = report;
@@ -153,8 +161,15 @@ static ssize_t send_eager(struct xlink_ep *ep, fi_addr_t addr,
 	op->flags = flags;
 	op->len = hdr->size;
 	memcpy(op->packed, hdr, sizeof(*hdr));
-	copy_from_iov(op->packed + sizeof(*hdr), iov, count, hdr->size);
-	ret = fi_send(ep->net.ep, op->packed, total, NULL, addr, op);
+	if (gather) {
+		struct iovec v[1 + XLINK_IOV_LIMIT] = { { op->packed, sizeof(*hdr) } };
+
+		memcpy(v + 1, iov, count * sizeof(*iov));
+		ret = fi_sendv(ep->net.ep, v, NULL, count + 1, addr, op);
+	} else {
+		copy_from_iov(op->packed + sizeof(*hdr), iov, count, hdr->size);
+		ret = fi_send(ep->net.ep, op->packed, total, NULL, addr, op);
+	}
 	if (ret)
 		free(op);
 	return ret;
@@ -504,19 +519,27 @@ static void retry_waiting(struct xlink_ep *ep)
 	}
 }
 
-/*
- * Polling the network costs a system call or more; while it has been
- * quiet for a while and nothing waits on it, it is polled only now and
- * then, so that the peer path keeps its latency.
- */
+/* Whether this call polls the network (see IDLE_POLL_EVERY). */
+static bool poll_due(struct xlink_ep *ep)
+{
+	struct xlink_net *net = &ep->net;
+
+	if (net->waiting || net->empty_polls < IDLE_AFTER_POLLS)
+		return true;
+	if (!ep->av->remote_count)
+		return ++net->skipped >= LOCAL_ONLY_POLL_EVERY;
+	if (ep->peer_quiet_polls >= IDLE_AFTER_POLLS)
+		return true;
+	return ++net->skipped >= IDLE_POLL_EVERY;
+}
+
 void xlink_net_progress(struct xlink_ep *ep)
 {
 	struct xlink_net *net = &ep->net;
 	struct fi_cq_tagged_entry comps[POLL_BATCH];
 	ssize_t n;
 
-	if (!net->waiting && net->empty_polls >= IDLE_AFTER_POLLS &&
-	    ++net->skipped < (ep->av->remote_count ? IDLE_POLL_EVERY : LOCAL_ONLY_POLL_EVERY))
+	if (!poll_due(ep))
 		return;
 	net->skipped = 0;
 	n = fi_cq_read(net->cq, comps, POLL_BATCH);
@@ -548,6 +571,7 @@ static int open_net(struct xlink_ep *ep)
 	int ret;
 
 	ep->net.inject_size = ep->net_info->tx_attr->inject_size;
+	ep->net.iov_limit = ep->net_info->tx_attr->iov_limit;
 	ep->net.large_base = (1ULL << 63) |
 			     ((uint64_t) ((uint32_t) getpid() ^ (uint32_t) random()) << 31);
 	ep->net.large_seq = 1;

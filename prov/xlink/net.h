@@ -19,6 +19,7 @@ struct xlink_net {
 	struct fid_ep *ep;
 	struct fid_cq *cq;
 	size_t inject_size;		/* the network endpoint's */
+	size_t iov_limit;		/* the network endpoint's */
 	uint64_t self_key;		/* netsrc.h: names this endpoint as a source */
 	uint64_t large_base;		/* this endpoint's half of large ids */
 	uint32_t large_seq;

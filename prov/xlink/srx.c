@@ -423,6 +423,7 @@ static int get_entry(struct fid_peer_srx *srx, bool tagged, fi_addr_t addr,
 
 	if (!ep)
 		return -FI_EINVAL;
+	ep->domain->peer_events++;
 	rx = queue_take(&ep->srx.posted[tagged], posted_takes, &key);
 	if (!rx) {
 		rx = rx_new(ep, XLINK_RX_FROM_PEER, tagged);

@@ -81,6 +81,7 @@ struct xlink_domain {
 	atomic_bool progress_stop;
 	pthread_t progress_thread;
 	struct xlink_ep *eps;		/* open endpoints, for progress */
+	uint64_t peer_events;		/* calls of the peer into xlink, ever */
 	atomic_int ref;
 };
 
