@@ -10,7 +10,7 @@
 #include "ep.h"
 #include "wire.h"
 
-#define HDR_BUFS		32
+#define HDR_BUFS		64	/* a window of OSU's osu_bw in flight */
 #define POLL_BATCH		16
 #define IDLE_AFTER_POLLS	64	/* empty polls before a path is idle */
 /*
