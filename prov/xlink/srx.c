@@ -97,12 +97,21 @@ static bool has_context(const struct xlink_rx *rx, const void *arg)
 
 /* ---- completions ---- */
 
+/*
+ * fi_cq(3): "Source address data is only available for those endpoints
+ * configured with FI_SOURCE capability"; otherwise it reads FI_ADDR_NOTAVAIL.
+ */
+static fi_addr_t reported_src(const struct xlink_ep *ep, fi_addr_t src)
+{
+	return ep->caps & FI_SOURCE ? src : FI_ADDR_NOTAVAIL;
+}
+
 void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
 		       uint64_t flags, uint64_t data, uint64_t tag, fi_addr_t src)
 {
 	if (xlink_rx_wants_comp(ep, posted->entry.flags))
 		xlink_cq_write(ep->rx_cq, posted->entry.context, flags, len, NULL,
-			       data, tag, src);
+			       data, tag, reported_src(ep, src));
 	if (ep->rx_cntr)
 		xlink_cntr_inc(ep->rx_cntr);
 	free(posted->bounce);
@@ -227,7 +236,8 @@ static void write_peek(struct xlink_ep *ep, const struct xlink_rx *msg, void *co
 
 	if (ep->rx_cq)
 		xlink_cq_write(ep->rx_cq, context, flags, msg->entry.size, NULL,
-			       msg->entry.cq_data, msg->entry.tag, msg->entry.addr);
+			       msg->entry.cq_data, msg->entry.tag,
+			       reported_src(ep, msg->entry.addr));
 }
 
 static ssize_t peek(struct xlink_ep *ep, bool tagged, struct match_key *key,
