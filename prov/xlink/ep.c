@@ -430,6 +430,14 @@ static int open_children(struct xlink_ep *ep, struct fi_info *info)
 	/* The peer completes sends and receives as the application asked xlink. */
 	ep->peer_info->tx_attr->op_flags = ep->tx_op_flags;
 	ep->peer_info->rx_attr->op_flags = ep->rx_op_flags;
+	/*
+	 * and reports a source only when the application asked for FI_SOURCE
+	 * (fi_cq(3)); it still gives get_msg/get_tag the source to match.
+	 */
+	if (!(ep->caps & FI_SOURCE)) {
+		ep->peer_info->caps &= ~FI_SOURCE;
+		ep->peer_info->rx_attr->caps &= ~FI_SOURCE;
+	}
 	return fi_endpoint(domain->peer, ep->peer_info, &ep->peer_ep, ep);
 }
 

@@ -97,20 +97,30 @@ static bool has_context(const struct xlink_rx *rx, const void *arg)
 
 /* ---- completions ---- */
 
+/*
+ * fi_cq(3): "Source address data is only available for those endpoints
+ * configured with FI_SOURCE capability"; otherwise it reads FI_ADDR_NOTAVAIL.
+ */
+static fi_addr_t reported_src(const struct xlink_ep *ep, fi_addr_t src)
+{
+	return ep->caps & FI_SOURCE ? src : FI_ADDR_NOTAVAIL;
+}
+
 void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
 		       uint64_t flags, uint64_t data, uint64_t tag, fi_addr_t src)
 {
 	if (xlink_rx_wants_comp(ep, posted->entry.flags))
 		xlink_cq_write(ep->rx_cq, posted->entry.context, flags, len, NULL,
-			       data, tag, src);
+			       data, tag, reported_src(ep, src));
 	if (ep->rx_cntr)
 		xlink_cntr_inc(ep->rx_cntr);
 	free(posted->bounce);
 	free(posted);
 }
 
-static void write_rx_error(struct xlink_ep *ep, void *context, int err, size_t len,
-			   size_t olen, uint64_t flags, uint64_t data, uint64_t tag)
+/* An error completion, which no counter counts (a peek's FI_ENOMSG). */
+static void write_rx_error_only(struct xlink_ep *ep, void *context, int err, size_t len,
+				size_t olen, uint64_t flags, uint64_t data, uint64_t tag)
 {
 	struct fi_cq_err_entry e = {
 		.op_context = context,
@@ -125,6 +135,13 @@ static void write_rx_error(struct xlink_ep *ep, void *context, int err, size_t l
 
 	if (ep->rx_cq)
 		xlink_cq_write_error(ep->rx_cq, &e);
+}
+
+/* A receive that failed: its error completion, and the counter's error. */
+static void write_rx_error(struct xlink_ep *ep, void *context, int err, size_t len,
+			   size_t olen, uint64_t flags, uint64_t data, uint64_t tag)
+{
+	write_rx_error_only(ep, context, err, len, olen, flags, data, tag);
 	if (ep->rx_cntr)
 		xlink_cntr_incerr(ep->rx_cntr);
 }
@@ -227,7 +244,8 @@ static void write_peek(struct xlink_ep *ep, const struct xlink_rx *msg, void *co
 
 	if (ep->rx_cq)
 		xlink_cq_write(ep->rx_cq, context, flags, msg->entry.size, NULL,
-			       msg->entry.cq_data, msg->entry.tag, msg->entry.addr);
+			       msg->entry.cq_data, msg->entry.tag,
+			       reported_src(ep, msg->entry.addr));
 }
 
 static ssize_t peek(struct xlink_ep *ep, bool tagged, struct match_key *key,
@@ -236,9 +254,15 @@ static ssize_t peek(struct xlink_ep *ep, bool tagged, struct match_key *key,
 	struct xlink_queue *q = &ep->srx.unexpected[tagged];
 	struct xlink_rx *msg = queue_find(q, message_fits, key);
 
+	/*
+	 * A peek receives nothing: like the one that finds a message, the one
+	 * that finds none completes without moving the receive counter (as
+	 * libfabric's util_srx does), fi_cntr(3)'s FI_RECV counting "a message
+	 * received".
+	 */
 	if (!msg) {
-		write_rx_error(ep, context, FI_ENOMSG, 0, 0, xlink_rx_op_flags(tagged), 0,
-			       key->tag);
+		write_rx_error_only(ep, context, FI_ENOMSG, 0, 0, xlink_rx_op_flags(tagged),
+				    0, key->tag);
 		return 0;
 	}
 	write_peek(ep, msg, context);

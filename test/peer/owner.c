@@ -40,6 +40,12 @@ struct owner_entry {
 #define OWNER_MAX_OPEN 8
 static struct owner *owner_list[OWNER_MAX_OPEN];
 
+const char *const owner_provider = NULL;
+
+void owner_program_init(void)
+{
+}
+
 const char *const owner_style_name[OWNER_NSTYLES] = {
 	[OWNER_STYLE_SPEC] = "spec",
 	[OWNER_STYLE_UPSTREAM] = "upstream",
@@ -599,6 +605,15 @@ int owner_post(struct owner *o, bool tagged, const struct iovec *iov, size_t cou
 	return ret;
 }
 
+/* One SRX serves every endpoint: ep only has to name one. */
+int owner_post_on(struct owner *o, int ep, bool tagged, const struct iovec *iov,
+		  size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	if (ep < 0 || ep >= o->cfg.nep)
+		return -FI_EINVAL;
+	return owner_post(o, tagged, iov, count, src, tag, ignore, context);
+}
+
 int owner_post_recv(struct owner *o, void *buf, size_t len, fi_addr_t src, void *context)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -704,9 +719,30 @@ size_t owner_posted_count(const struct owner *o, bool tagged)
 	return queue_length(o->posted[tagged]);
 }
 
-size_t owner_unexpected_count(const struct owner *o, bool tagged)
+size_t owner_unexpected_count(struct owner *o, bool tagged)
 {
 	return queue_length(o->unexpected[tagged]);
+}
+
+int owner_peek(struct owner *o, bool tagged, fi_addr_t src, uint64_t tag, uint64_t ignore,
+	       struct owner_comp *out)
+{
+	struct owner_entry recv = {
+		.tagged = tagged, .want_src = src, .want_tag = tag, .ignore = ignore,
+	};
+
+	for (const struct owner_entry *oe = o->unexpected[tagged]; oe; oe = oe->qnext) {
+		if (!matches(&recv, oe->e.addr, oe->e.tag))
+			continue;
+		*out = (struct owner_comp){
+			.origin = oe->origin,
+			.e = { .flags = oe->e.flags, .len = oe->e.size, .data = oe->e.cq_data,
+			       .tag = oe->e.tag },
+			.src = oe->e.addr,
+		};
+		return 0;
+	}
+	return -FI_ENOMSG;
 }
 
 const struct fi_peer_rx_entry *owner_unexpected(const struct owner *o, bool tagged,

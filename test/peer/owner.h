@@ -29,6 +29,18 @@
  * abort: calls return 0 or a negative fabric errno, and protocol violations
  * by the peer are counted in struct owner_stats for the tests to check.
  * Failures can be injected (struct owner_faults).
+ *
+ * A second implementation of these functions, owner_xlink.c, puts the owner
+ * provider xlink in the reference owner's role: the same calls are the
+ * application's calls into xlink's public API (its fabric, domain, AV, CQ,
+ * counters and endpoints), and xlink imports its own CQ, counters and
+ * fid_peer_srx into xshm, does the matching and drives xshm's progress.
+ * The test programs linked with it are the *_xlink ones
+ * (test/peer/README.md).  What only the reference owner can see (struct
+ * owner_stats but for progress, the get records, the queues and entries,
+ * the peer objects and faults) stays zero or is refused there:
+ * owner_internals is false, and the functions documented "reference owner
+ * only" fail the test when called.
  */
 #ifndef XSHM_TEST_OWNER_H
 #define XSHM_TEST_OWNER_H
@@ -163,6 +175,10 @@ struct owner_stats {
 					   called for a peer's entry */
 	/* Set by owner_close: entries the peer still held after closing. */
 	uint64_t held_at_close;
+	/* The xlink owner: what it saw wrong through xlink's API */
+	uint64_t cq_overruns;		/* a CQ read wrote past its format's entries */
+	uint64_t stray_peeks;		/* a peek's completion with none pending */
+	uint64_t lost_peeks;		/* a peek that never completed */
 };
 
 /* Failures to inject: each counts down as it fires. */
@@ -179,8 +195,9 @@ struct owner_cntr {
 	struct fid_peer_cntr peer;	/* what xshm calls */
 	struct fi_ops_cntr_owner ops;
 	struct fi_peer_cntr_context ctx;
-	struct fid_cntr *xshm;		/* xshm's counter importing it */
-	uint64_t value, err;
+	struct fid_cntr *xshm;		/* xshm's counter importing it (the xlink
+					   owner: xlink's counter) */
+	uint64_t value, err;		/* as owner_cntr_value/err last read them */
 	struct owner *owner;
 };
 
@@ -188,9 +205,10 @@ struct owner_entry;
 
 struct owner {
 	struct owner_cfg cfg;
+	void *backend;			/* the xlink owner's own state, else NULL */
 	const char *failed_call;	/* what owner_open failed on */
 
-	/* xshm's objects */
+	/* xshm's objects (the xlink owner: xlink's, those the application opens) */
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -236,6 +254,25 @@ struct owner {
 	struct owner_faults faults;
 };
 
+/*
+ * Which owner this is: NULL for the reference owner, the provider name of
+ * the owner provider otherwise ("xlink"): the provider whose endpoints talk
+ * to the owner's (the senders of the tests open it).
+ */
+extern const char *const owner_provider;
+/* Can the owner's internals (see struct owner_stats) be checked? */
+static inline bool owner_internals(void)
+{
+	return owner_provider == NULL;
+}
+
+/*
+ * Called first by a test program.  The xlink owner runs here, in a process
+ * it started itself, the sender of its own traffic (owner_loopback_send)
+ * and never returns there; the reference owner returns at once.
+ */
+void owner_program_init(void);
+
 /* Opens xshm and imports the owner's objects.  0 or a negative errno. */
 int owner_open(struct owner *o, const struct owner_cfg *cfg);
 /*
@@ -254,6 +291,13 @@ int owner_av_insert(struct owner *o, const void *name, fi_addr_t *addr);
  */
 int owner_post(struct owner *o, bool tagged, const struct iovec *iov, size_t count,
 	       fi_addr_t src, uint64_t tag, uint64_t ignore, void *context);
+/*
+ * The same, posted through endpoint ep (owner_post: endpoint 0).  The
+ * reference owner has one SRX for all its endpoints and only checks ep;
+ * xlink has a receive queue per endpoint, fed by that endpoint's messages.
+ */
+int owner_post_on(struct owner *o, int ep, bool tagged, const struct iovec *iov,
+		  size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore, void *context);
 int owner_post_recv(struct owner *o, void *buf, size_t len, fi_addr_t src, void *context);
 int owner_post_trecv(struct owner *o, void *buf, size_t len, fi_addr_t src,
 		     uint64_t tag, uint64_t ignore, void *context);
@@ -281,12 +325,28 @@ size_t owner_cq_count(const struct owner *o);
 uint64_t owner_cntr_value(struct owner *o, struct owner_cntr *c);
 uint64_t owner_cntr_err(struct owner *o, struct owner_cntr *c);
 
-/* Queue lengths, and the i-th unexpected entry (NULL past the end). */
+/*
+ * What a receive with these parameters would find queued unexpected now,
+ * the first such message, as a peek (fi_tagged(3) FI_PEEK) reports it: in
+ * out->e its flags, its size as len, its tag and data, in out->src its
+ * source (the xlink owner: as fi_cq_readfrom reports it, FI_ADDR_NOTAVAIL
+ * without FI_SOURCE).  0, or -FI_ENOMSG when nothing matches.
+ */
+int owner_peek(struct owner *o, bool tagged, fi_addr_t src, uint64_t tag, uint64_t ignore,
+	       struct owner_comp *out);
+
+/*
+ * Unexpected messages queued.  The xlink owner cannot count its queues:
+ * there it is the number of endpoints on which a peek finds a message of
+ * the kind (0 to nep).
+ */
+size_t owner_unexpected_count(struct owner *o, bool tagged);
+/* Reference owner only: posted receives queued, the i-th unexpected entry
+ * (NULL past the end), the entries the peer holds now (given and neither
+ * queued nor freed). */
 size_t owner_posted_count(const struct owner *o, bool tagged);
-size_t owner_unexpected_count(const struct owner *o, bool tagged);
 const struct fi_peer_rx_entry *owner_unexpected(const struct owner *o, bool tagged,
 						size_t i);
-/* Entries the peer holds now (given and neither queued nor freed). */
 uint64_t owner_entries_held(const struct owner *o);
 
 /* A printable summary of every protocol violation seen; "" if none. */

@@ -15,6 +15,23 @@
  * each owner style (enum owner_style): pt_run builds the suite's cases once
  * per style, in test cases named "<style>/<name>" (CK_RUN_CASE selects one).
  *
+ * The same programs linked with owner_xlink.c instead of owner.c (the
+ * *_xlink programs, test/peer/peer_xlink.sh) put the owner provider xlink
+ * in the owner's role: every owner_* call is then the application's call
+ * into xlink, the senders open xlink endpoints (XSHM_TEST_PROVIDER=xlink in
+ * the children alone: the peer under test is still $XSHM_TEST_PROVIDER's,
+ * xshm), and each case runs once, named "xlink/<name>" (xlink has one
+ * style, libfabric's).  What only the reference owner can see is checked
+ * inside "if (owner_internals())": the owner's struct owner_stats, its get
+ * records, its queues and entries.  Under xlink a case checks only what an
+ * application sees (data and guards, completion fields and flags, lengths,
+ * tags, sources, order, errors, counters, what a peek finds, closes), and
+ * a case whose point is the reference owner's internals (the peer_ops
+ * table, the peer's own CQ, counter and endpoint, fault injection, peer
+ * AV/domain/EQ imports, hand-made peer contexts) is added with
+ * pt_add_reference_owner_test: left out there, and listed by pt_run on
+ * lines "left out: <suite>:<case> xN: <why>".
+ *
  * Use PT_ASSERT here rather than XT_ASSERT: on failure it closes the open
  * owners first, so that no shared memory region is left behind.
  */
@@ -74,6 +91,29 @@ TCase *pt_tcase(Suite *s, const char *name, double timeout_s);
 	} while (0)
 extern int pt_left_out;
 
+/*
+ * Cases about the reference owner's internals: the xlink owner leaves them
+ * out (pt_leave_out), saying why.
+ */
+#define pt_add_reference_owner_test(tc, fn, why) \
+	pt_add_reference_owner_loop_test(tc, fn, 0, 1, why)
+#define pt_add_reference_owner_loop_test(tc, fn, start, end, why) \
+	do { \
+		if (owner_internals()) \
+			tcase_add_loop_test(tc, fn, start, end); \
+		else \
+			pt_leave_out(#fn, (end) - (start), why); \
+	} while (0)
+/* Both: xshm's own, and about the reference owner's internals. */
+#define pt_add_xshm_reference_owner_loop_test(tc, fn, start, end, why) \
+	do { \
+		if (owner_internals()) \
+			pt_add_xshm_loop_test(tc, fn, start, end); \
+		else \
+			pt_leave_out(#fn, (end) - (start), why); \
+	} while (0)
+void pt_leave_out(const char *name, int n, const char *why);
+
 /* ---- the owner ---- */
 
 /*
@@ -87,11 +127,13 @@ int pt_open_try(struct owner *o, const struct owner_cfg *cfg);
 /*
  * Asserts the owner saw no protocol violation and the peer holds no entry,
  * closes it (asserting 0), and asserts nothing was held after closing.
+ * (xlink: the violations its owner saw through the API, and the closes.)
  */
 void pt_close(struct owner *o);
 /* Asserts no protocol violation so far. */
 void pt_check_clean(struct owner *o);
-/* Asserts every entry given to the peer was freed exactly once. */
+/* Asserts every entry given to the peer was freed exactly once (xlink:
+ * pt_check_clean alone: its entries are its own). */
 void pt_check_entries_balanced(struct owner *o);
 
 /* ---- completions ---- */
@@ -105,11 +147,21 @@ void pt_none_at(const char *file, int line, struct owner *o, int ms);
 #define pt_err(o, out) pt_err_at(__FILE__, __LINE__, (o), (out))
 #define pt_none(o, ms) pt_none_at(__FILE__, __LINE__, (o), (ms))
 
-/* Progresses until n messages are queued unexpected (tagged or not). */
+/*
+ * Progresses until n messages are queued unexpected (tagged or not).  The
+ * xlink owner cannot count them: there, until a peek finds one on n of its
+ * endpoints (owner_unexpected_count), and n more than nep fails the test
+ * (give the messages tags of their own and wait for each, pt_wait_queued).
+ */
 void pt_wait_unexpected(struct owner *o, bool tagged, size_t n);
-/* Progresses until the peer made n get_msg/get_tag calls in all. */
+/* Progresses until a receive with these parameters would find a queued
+ * message (owner_peek), and returns what the peek reported. */
+struct owner_comp pt_wait_queued(struct owner *o, bool tagged, fi_addr_t src, uint64_t tag,
+				 uint64_t ignore);
+/* Reference owner only: progresses until the peer made n get_msg/get_tag
+ * calls in all. */
 void pt_wait_gets(struct owner *o, uint64_t n);
-/* Progresses until the peer holds no entry. */
+/* Progresses until the peer holds no entry (xlink: returns). */
 void pt_wait_none_held(struct owner *o);
 
 /* A successful receive completion from xshm: context, flags, len, tag. */
@@ -188,8 +240,8 @@ int pt_rig_try(struct pt_rig *r, const struct owner_cfg *cfg, int n, unsigned no
 
 /*
  * The program: a suite named name, whose cases add_cases adds (with
- * pt_tcase) once per owner style, run by xt_run_suite with the /dev/shm
- * check.
+ * pt_tcase) once per owner style (xlink: once), run by xt_run_suite with
+ * the /dev/shm check.
  */
 int pt_run(const char *name, void (*add_cases)(Suite *s));
 

@@ -281,10 +281,15 @@ static void add_cases(Suite *s)
 	TCase *good = pt_tcase(s, "control", 20);
 	TCase *bad = pt_tcase(s, "malformed", 20);
 
-	tcase_add_loop_test(good, well_formed_peer_context_accepted, 0, NOBJ);
+	/* Both open the peer alone, with peer contexts of their own: no owner. */
+	pt_add_reference_owner_loop_test(good, well_formed_peer_context_accepted, 0, NOBJ,
+					 "opens the peer alone with hand-made peer contexts, "
+					 "without an owner");
 	/* fi_peer(3) asks owners for well-formed contexts, not peers to check them. */
-	pt_add_xshm_loop_test(bad, malformed_peer_context_rejected_nothing_opened, 0,
-			      NOBJ * (NBAD - 1));
+	pt_add_xshm_reference_owner_loop_test(bad, malformed_peer_context_rejected_nothing_opened,
+					      0, NOBJ * (NBAD - 1),
+					      "opens the peer alone with malformed peer contexts, "
+					      "without an owner");
 }
 
 int main(void)

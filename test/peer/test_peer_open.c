@@ -324,16 +324,34 @@ static void add_cases(Suite *s)
 	TCase *srx = pt_tcase(s, "srx", 30);
 	TCase *imp = pt_tcase(s, "imports", 30);
 
-	tcase_add_test(srx, srx_peer_ops_filled_in_place_or_left_alone);
-	tcase_add_test(srx, srx_peer_ops_null_works);
-	tcase_add_test(srx, recv_posting_on_the_peer_returns_enosys);
-	pt_add_xshm_loop_test(srx, srx_bind_refuses_what_is_no_peer_srx, 0, NBAD_SRX);
+	/*
+	 * What the peer does to the owner's objects as it opens, and the
+	 * imports xlink does not make (its AV is its own, inserted into the
+	 * peer's with FI_AV_USER_ID; no peer domain or EQ): the reference
+	 * owner's alone.
+	 */
+	pt_add_reference_owner_test(srx, srx_peer_ops_filled_in_place_or_left_alone,
+				    "the owner's fi_ops_srx_peer table as the peer filled it in "
+				    "or left it");
+	pt_add_reference_owner_test(srx, srx_peer_ops_null_works,
+				    "an owner configuration (a NULL peer_ops) and its entry "
+				    "accounting");
+	pt_add_reference_owner_test(srx, recv_posting_on_the_peer_returns_enosys,
+				    "receives posted on the peer's own endpoint and SRX, which "
+				    "xlink keeps to itself");
+	pt_add_xshm_reference_owner_loop_test(srx, srx_bind_refuses_what_is_no_peer_srx, 0,
+					      NBAD_SRX, "opens the peer alone, without an owner");
 
-	tcase_add_test(imp, peer_av_usable_or_refused);
-	pt_add_xshm_test(imp, peer_av_queried_at_open_only);
-	tcase_add_test(imp, peer_domain2_usable_or_refused);
-	tcase_add_test(imp, peer_eq_without_events_or_refused);
-	tcase_add_test(imp, every_peer_import_together);
+	pt_add_reference_owner_test(imp, peer_av_usable_or_refused,
+				    "fi_av_open(FI_PEER): not an import xlink makes");
+	pt_add_xshm_reference_owner_loop_test(imp, peer_av_queried_at_open_only, 0, 1,
+					      "the peer's calls of the owner's AV query()");
+	pt_add_reference_owner_test(imp, peer_domain2_usable_or_refused,
+				    "fi_domain2(FI_PEER): not an import xlink makes");
+	pt_add_reference_owner_test(imp, peer_eq_without_events_or_refused,
+				    "fi_eq_open(FI_PEER): not an import xlink makes");
+	pt_add_reference_owner_test(imp, every_peer_import_together,
+				    "the AV, domain and EQ imports xlink does not make");
 }
 
 int main(void)
