@@ -10,6 +10,7 @@
 
 #include "cq.h"
 #include "deadline.h"
+#include "srx.h"
 
 #define XLINK_CQ_MIN_CAP	64
 /* attr->size is only a hint, the ring grows: no need to honour a huge one now. */
@@ -278,14 +279,49 @@ struct xlink_cq *xlink_cq_of(struct fid *fid, struct xlink_domain *domain)
 	return cq->domain == domain ? cq : NULL;
 }
 
-/* The peer's writes land in this CQ. */
+void xlink_cq_add_piece(struct xlink_cq *cq, struct xlink_rx *piece)
+{
+	piece->next = cq->pieces;
+	cq->pieces = piece;
+}
+
+/* Unlinks the piece whose context is context; NULL if none is. */
+static struct xlink_rx *take_piece(struct xlink_cq *cq, const void *context)
+{
+	for (struct xlink_rx **p = &cq->pieces; *p; p = &(*p)->next) {
+		struct xlink_rx *piece = *p;
+
+		if (piece != context)
+			continue;
+		*p = piece->next;
+		piece->next = NULL;
+		return piece;
+	}
+	return NULL;
+}
+
+void xlink_cq_drop_piece(struct xlink_cq *cq, struct xlink_rx *piece)
+{
+	take_piece(cq, piece);
+}
+
+/*
+ * The peer's writes land in this CQ.  A context that is a listed piece is
+ * xlink's own (live pieces are xlink's allocations: no application context
+ * can be one), so the list is searched only while the peer holds pieces.
+ */
 static ssize_t peer_write(struct fid_peer_cq *peer_cq, void *context, uint64_t flags,
 			  size_t len, void *buf, uint64_t data, uint64_t tag,
 			  fi_addr_t src)
 {
 	struct xlink_cq *cq = xlink_container_of(peer_cq, struct xlink_cq, peer_cq);
+	struct xlink_rx *piece;
 
 	cq->domain->peer_events++;
+	if (cq->pieces && (piece = take_piece(cq, context))) {
+		xlink_srx_piece_reported(cq, piece, flags, len, data, tag, src, NULL);
+		return 0;
+	}
 	return xlink_cq_write(cq, context, flags, len, buf, data, tag, src);
 }
 
@@ -293,14 +329,17 @@ static ssize_t peer_writeerr(struct fid_peer_cq *peer_cq,
 			     const struct fi_cq_err_entry *err)
 {
 	struct xlink_cq *cq = xlink_container_of(peer_cq, struct xlink_cq, peer_cq);
-	struct fi_cq_err_entry positive;
+	struct fi_cq_err_entry positive = *err;
+	struct xlink_rx *piece;
 
 	cq->domain->peer_events++;
-	if (err->err >= 0)
-		return xlink_cq_write_error(cq, err);
 	/* libfabric 1.22's shm passes -FI_ETRUNC where fi_cq(3) wants FI_ETRUNC. */
-	positive = *err;
-	positive.err = -err->err;
+	if (err->err < 0)
+		positive.err = -err->err;
+	if (cq->pieces && (piece = take_piece(cq, err->op_context))) {
+		xlink_srx_piece_reported(cq, piece, 0, 0, 0, 0, FI_ADDR_NOTAVAIL, &positive);
+		return 0;
+	}
 	return xlink_cq_write_error(cq, &positive);
 }
 

@@ -11,6 +11,8 @@
 
 #include "xlink.h"
 
+struct xlink_rx;
+
 struct xlink_cq_err {
 	struct fi_cq_err_entry entry;
 };
@@ -35,6 +37,7 @@ struct xlink_cq {
 	struct fid_peer_cq peer_cq;		/* imported into the peer */
 	struct fi_ops_cq_owner peer_ops;
 	struct fid_cq *peer_shadow;		/* the peer's CQ over peer_cq */
+	struct xlink_rx *pieces;		/* the peer's multi-receive pieces (srx.c) */
 	atomic_int ref;				/* endpoints bound */
 };
 
@@ -48,5 +51,14 @@ struct xlink_cq *xlink_cq_of(struct fid *fid, struct xlink_domain *domain);
 int xlink_cq_write(struct xlink_cq *cq, void *context, uint64_t flags,
 		   size_t len, void *buf, uint64_t data, uint64_t tag, fi_addr_t src);
 int xlink_cq_write_error(struct xlink_cq *cq, const struct fi_cq_err_entry *err);
+
+/*
+ * A piece of a multi-receive buffer the peer holds, whose context is its
+ * own address: the peer's completion of it goes to xlink_srx_piece_reported
+ * (and off the list) instead of into the ring.  Dropped when the peer
+ * frees it without one.  Caller holds the domain lock.
+ */
+void xlink_cq_add_piece(struct xlink_cq *cq, struct xlink_rx *piece);
+void xlink_cq_drop_piece(struct xlink_cq *cq, struct xlink_rx *piece);
 
 #endif

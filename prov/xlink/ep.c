@@ -267,6 +267,7 @@ static int ep_close(struct fid *fid)
 	struct xlink_domain *domain = ep->domain;
 
 	xlink_domain_lock(domain);
+	ep->closing = true;
 	unlink_ep(ep);
 	drop_refs(ep);
 	free_ep(ep);
@@ -382,15 +383,35 @@ static ssize_t ep_cancel(fid_t fid, void *context)
 	return ret;
 }
 
+/* FI_OPT_MIN_MULTI_RECV, the one option: see srx.c. */
 static int ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct xlink_ep *ep = xlink_container_of(fid, struct xlink_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_EINVAL;
+	xlink_domain_lock(ep->domain);
+	*(size_t *) optval = ep->srx.min_multi_recv;
+	xlink_domain_unlock(ep->domain);
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
 static int ep_setopt(fid_t fid, int level, int optname, const void *optval,
 		     size_t optlen)
 {
-	return -FI_ENOPROTOOPT;
+	struct xlink_ep *ep = xlink_container_of(fid, struct xlink_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	xlink_domain_lock(ep->domain);
+	ep->srx.min_multi_recv = *(const size_t *) optval;
+	xlink_domain_unlock(ep->domain);
+	return 0;
 }
 
 static int no_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
@@ -429,7 +450,7 @@ static int open_children(struct xlink_ep *ep, struct fi_info *info)
 		return 0;
 	/* The peer completes sends and receives as the application asked xlink. */
 	ep->peer_info->tx_attr->op_flags = ep->tx_op_flags;
-	ep->peer_info->rx_attr->op_flags = ep->rx_op_flags;
+	ep->peer_info->rx_attr->op_flags = ep->rx_op_flags & ~FI_MULTI_RECV;
 	/*
 	 * and reports a source only when the application asked for FI_SOURCE
 	 * (fi_cq(3)); it still gives get_msg/get_tag the source to match.

@@ -24,6 +24,7 @@ struct xlink_ep {
 	bool tx_selective, rx_selective;	/* FI_SELECTIVE_COMPLETION */
 	struct xlink_cntr *tx_cntr, *rx_cntr;
 	bool enabled;
+	bool closing;				/* the peer frees what it holds */
 	struct fi_info *net_info, *peer_info;
 	struct xlink_net net;
 	struct fid_ep *peer_ep;			/* NULL without a peer */

@@ -13,6 +13,8 @@
 #define XLINK_RX_SIZE		1024
 #define XLINK_OP_FLAGS		(FI_COMPLETION | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+/* FI_MULTI_RECV: fi_recv and fi_recvv post multi-receive buffers. */
+#define XLINK_RX_OP_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
 
 static bool hints_ok(const struct fi_info *hints)
 {
@@ -27,7 +29,7 @@ static bool hints_ok(const struct fi_info *hints)
 		return false;
 	if (hints->tx_attr && (hints->tx_attr->op_flags & ~XLINK_OP_FLAGS))
 		return false;
-	if (hints->rx_attr && (hints->rx_attr->op_flags & ~FI_COMPLETION))
+	if (hints->rx_attr && (hints->rx_attr->op_flags & ~XLINK_RX_OP_FLAGS))
 		return false;
 	return true;
 }
@@ -147,7 +149,7 @@ static void set_attrs(struct fi_info *info, const struct fi_info *hints,
 	info->tx_attr->size = XLINK_TX_SIZE;
 	info->tx_attr->iov_limit = XLINK_IOV_LIMIT;
 	info->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RECV |
-				      FI_DIRECTED_RECV | FI_SOURCE);
+				      FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV);
 	info->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
 	info->rx_attr->msg_order = FI_ORDER_SAS;
 	info->rx_attr->size = XLINK_RX_SIZE;

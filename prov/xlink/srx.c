@@ -24,36 +24,56 @@ static void queue_append(struct xlink_queue *q, struct xlink_rx *rx)
 	q->tail = rx;
 }
 
+/* Unlinks rx, which follows prev (NULL: rx is the head). */
+static void queue_unlink_after(struct xlink_queue *q, struct xlink_rx *prev,
+			       struct xlink_rx *rx)
+{
+	if (prev)
+		prev->next = rx->next;
+	else
+		q->head = rx->next;
+	if (q->tail == rx)
+		q->tail = prev;
+	rx->next = NULL;
+}
+
+/* The first rx for which match(rx, arg) holds, and in *prev the one before it. */
+static struct xlink_rx *queue_search(struct xlink_queue *q,
+				     bool (*match)(const struct xlink_rx *, const void *),
+				     const void *arg, struct xlink_rx **prev)
+{
+	*prev = NULL;
+	for (struct xlink_rx *rx = q->head; rx; *prev = rx, rx = rx->next)
+		if (match(rx, arg))
+			return rx;
+	return NULL;
+}
+
 /* Unlinks and returns the first rx for which match(rx, arg) holds. */
 static struct xlink_rx *queue_take(struct xlink_queue *q,
 				   bool (*match)(const struct xlink_rx *, const void *),
 				   const void *arg)
 {
-	struct xlink_rx *prev = NULL;
+	struct xlink_rx *prev;
+	struct xlink_rx *rx = queue_search(q, match, arg, &prev);
 
-	for (struct xlink_rx *rx = q->head; rx; prev = rx, rx = rx->next) {
-		if (!match(rx, arg))
-			continue;
-		if (prev)
-			prev->next = rx->next;
-		else
-			q->head = rx->next;
-		if (q->tail == rx)
-			q->tail = prev;
-		rx->next = NULL;
-		return rx;
-	}
-	return NULL;
+	if (rx)
+		queue_unlink_after(q, prev, rx);
+	return rx;
 }
 
 static struct xlink_rx *queue_find(struct xlink_queue *q,
 				   bool (*match)(const struct xlink_rx *, const void *),
 				   const void *arg)
 {
-	for (struct xlink_rx *rx = q->head; rx; rx = rx->next)
-		if (match(rx, arg))
-			return rx;
-	return NULL;
+	struct xlink_rx *prev;
+
+	return queue_search(q, match, arg, &prev);
+}
+
+static bool is_this(const struct xlink_rx *rx, const void *arg)
+{
+	return rx == arg;
 }
 
 /* What a receive asks for, or what a message carries. */
@@ -95,6 +115,143 @@ static bool has_context(const struct xlink_rx *rx, const void *arg)
 	return rx->entry.context == ((const struct match_key *) arg)->context;
 }
 
+/* ---- multi-receive buffers ---- */
+
+/*
+ * A buffer posted with FI_MULTI_RECV stays at its place in the posted
+ * queue and gives each message it matches a piece: the next bytes of the
+ * buffer, carved at the moment the message matches (get_msg, a network
+ * header, a post that finds messages queued), by the size the message
+ * announces.  So pieces never overlap and lie in matching order, whichever
+ * path fills them and however long each takes: a piece the peer still
+ * copies into while a network message matches behind it keeps its bytes.
+ * A piece may hold all that is left: a larger message is truncated into
+ * it (FI_ETRUNC: len the space left, olen the excess) and uses the buffer
+ * up, as xshm does.
+ *
+ * Once less than min_multi_recv bytes (or none) are left, the buffer
+ * leaves the queue (released).  Its pieces may complete in any order (a
+ * large network payload after a small message carved behind it), so
+ * FI_MULTI_RECV goes on the completion of whichever piece of a released
+ * buffer is done last: after it nothing more is written into the buffer,
+ * which is fi_cq(3)'s promise.  A cancelled buffer is released with its
+ * FI_ECANCELED error, or by its last piece when some are not done.
+ *
+ * Each completion has the buffer's context and, in buf, the piece's first
+ * byte.  The network path's pieces are completed here (xlink_rx_complete,
+ * xlink_rx_fail).  The peer completes its own by writing to xlink's CQ:
+ * a piece handed to the peer has its own address as context and is listed
+ * on the endpoint's receive CQ, which hands the peer's completion of it to
+ * xlink_srx_piece_reported.  A piece the peer frees without a completion
+ * (it had none to write) is done then (free_entry); if it was the last of
+ * a released buffer, a completion of FI_MULTI_RECV alone says so.
+ */
+
+static struct xlink_rx *rx_new(struct xlink_ep *ep, enum xlink_rx_origin origin,
+			       bool tagged);
+
+static size_t multi_left(const struct xlink_rx *parent)
+{
+	return parent->iov[0].iov_len - parent->multi_used;
+}
+
+/*
+ * Makes piece (a new posted receive when NULL) the next piece of parent,
+ * for a message of size bytes; releases parent when too little is left.
+ */
+static struct xlink_rx *carve(struct xlink_ep *ep, struct xlink_rx *parent,
+			      size_t size, struct xlink_rx *piece)
+{
+	size_t left = multi_left(parent);
+
+	if (!piece)
+		piece = rx_new(ep, XLINK_RX_POSTED, false);
+	if (!piece)
+		return NULL;
+	piece->parent = parent;
+	piece->iov[0] = (struct iovec){
+		(char *) parent->iov[0].iov_base + parent->multi_used, left
+	};
+	piece->desc[0] = parent->desc[0];
+	piece->entry.iov = piece->iov;
+	piece->entry.desc = piece->desc;
+	piece->entry.count = 1;
+	piece->entry.size = size;
+	piece->entry.context = piece;
+	piece->entry.flags = (piece->entry.flags & FI_REMOTE_CQ_DATA) | parent->entry.flags;
+	parent->multi_used += size < left ? size : left;
+	parent->multi_pending++;
+	left = multi_left(parent);
+	if (!left || left < ep->srx.min_multi_recv) {
+		struct xlink_rx *prev;
+
+		parent->multi_released = true;
+		/* Not queued yet when a post fills it with queued messages. */
+		if (queue_search(&ep->srx.posted[0], is_this, parent, &prev))
+			queue_unlink_after(&ep->srx.posted[0], prev, parent);
+	}
+	return piece;
+}
+
+/* A piece the peer is given: its completion comes back through the CQ. */
+static void give_peer(struct xlink_ep *ep, struct xlink_rx *piece)
+{
+	if (ep->rx_cq)
+		xlink_cq_add_piece(ep->rx_cq, piece);
+}
+
+/*
+ * A piece is done, its completion about to be written or none to come:
+ * true when it was the last of a released buffer (FI_MULTI_RECV), whose
+ * record is then freed.  *context is the buffer's.
+ */
+static bool piece_done(struct xlink_rx *piece, void **context)
+{
+	struct xlink_rx *parent = piece->parent;
+
+	piece->parent = NULL;
+	*context = parent->entry.context;
+	if (--parent->multi_pending || !parent->multi_released)
+		return false;
+	free(parent);
+	return true;
+}
+
+/* The peer frees a piece it wrote no completion for. */
+static void piece_freed(struct xlink_rx *piece)
+{
+	struct xlink_ep *ep = piece->ep;
+	void *context;
+
+	if (ep->rx_cq)
+		xlink_cq_drop_piece(ep->rx_cq, piece);
+	if (piece_done(piece, &context) && !ep->closing &&
+	    xlink_rx_wants_comp(ep, piece->entry.flags))
+		xlink_cq_write(ep->rx_cq, context, FI_MULTI_RECV, 0, NULL, 0, 0,
+			       FI_ADDR_NOTAVAIL);
+}
+
+void xlink_srx_piece_reported(struct xlink_cq *cq, struct xlink_rx *piece,
+			      uint64_t flags, size_t len, uint64_t data, uint64_t tag,
+			      fi_addr_t src, const struct fi_cq_err_entry *err)
+{
+	void *buf = piece->iov[0].iov_base;
+	void *context;
+	uint64_t last = piece_done(piece, &context) ? FI_MULTI_RECV : 0;
+	struct fi_cq_err_entry e;
+
+	if (!err) {
+		xlink_cq_write(cq, context, flags | last, len, buf, data, tag, src);
+		return;
+	}
+	e = *err;
+	e.op_context = context;
+	e.flags |= last;
+	if (!e.buf)
+		e.buf = buf;
+	xlink_cq_write_error(cq, &e);
+}
+
 /* ---- completions ---- */
 
 /*
@@ -109,9 +266,16 @@ static fi_addr_t reported_src(const struct xlink_ep *ep, fi_addr_t src)
 void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
 		       uint64_t flags, uint64_t data, uint64_t tag, fi_addr_t src)
 {
+	void *context = posted->entry.context, *buf = NULL;
+
+	if (posted->parent) {
+		buf = posted->iov[0].iov_base;
+		if (piece_done(posted, &context))
+			flags |= FI_MULTI_RECV;
+	}
 	if (xlink_rx_wants_comp(ep, posted->entry.flags))
-		xlink_cq_write(ep->rx_cq, posted->entry.context, flags, len, NULL,
-			       data, tag, reported_src(ep, src));
+		xlink_cq_write(ep->rx_cq, context, flags, len, buf, data, tag,
+			       reported_src(ep, src));
 	if (ep->rx_cntr)
 		xlink_cntr_inc(ep->rx_cntr);
 	free(posted->bounce);
@@ -120,12 +284,14 @@ void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
 
 /* An error completion, which no counter counts (a peek's FI_ENOMSG). */
 static void write_rx_error_only(struct xlink_ep *ep, void *context, int err, size_t len,
-				size_t olen, uint64_t flags, uint64_t data, uint64_t tag)
+				size_t olen, uint64_t flags, uint64_t data, uint64_t tag,
+				void *buf)
 {
 	struct fi_cq_err_entry e = {
 		.op_context = context,
 		.flags = flags,
 		.len = len,
+		.buf = buf,
 		.data = data,
 		.tag = tag,
 		.olen = olen,
@@ -139,18 +305,40 @@ static void write_rx_error_only(struct xlink_ep *ep, void *context, int err, siz
 
 /* A receive that failed: its error completion, and the counter's error. */
 static void write_rx_error(struct xlink_ep *ep, void *context, int err, size_t len,
-			   size_t olen, uint64_t flags, uint64_t data, uint64_t tag)
+			   size_t olen, uint64_t flags, uint64_t data, uint64_t tag,
+			   void *buf)
 {
-	write_rx_error_only(ep, context, err, len, olen, flags, data, tag);
+	write_rx_error_only(ep, context, err, len, olen, flags, data, tag, buf);
 	if (ep->rx_cntr)
 		xlink_cntr_incerr(ep->rx_cntr);
 }
 
+/*
+ * posted: a receive, a piece, or a multi-receive buffer taken off the
+ * queue (cancelled, or its source gone), which is released with the error
+ * unless pieces of it are not done: then the last of them releases it.
+ */
 void xlink_rx_fail(struct xlink_ep *ep, struct xlink_rx *posted, int err,
 		   size_t len, size_t olen, uint64_t flags, uint64_t data,
 		   uint64_t tag)
 {
-	write_rx_error(ep, posted->entry.context, err, len, olen, flags, data, tag);
+	void *context = posted->entry.context, *buf = NULL;
+	bool keep = false;
+
+	if (posted->multi) {
+		buf = (char *) posted->iov[0].iov_base + posted->multi_used;
+		posted->multi_released = true;
+		keep = posted->multi_pending > 0;
+		if (!keep)
+			flags |= FI_MULTI_RECV;
+	} else if (posted->parent) {
+		buf = posted->iov[0].iov_base;
+		if (piece_done(posted, &context))
+			flags |= FI_MULTI_RECV;
+	}
+	write_rx_error(ep, context, err, len, olen, flags, data, tag, buf);
+	if (keep)
+		return;
 	free(posted->bounce);
 	free(posted);
 }
@@ -223,11 +411,29 @@ static void deliver(struct xlink_ep *ep, struct xlink_rx *msg, struct xlink_rx *
 		FI_WARN(&xlink_prov, FI_LOG_EP_DATA, "peer start: %d\n", ret);
 }
 
+/*
+ * The receive a message of size bytes from addr matches now: a posted
+ * receive taken off the queue, or a new piece of the multi-receive buffer
+ * first in line.  NULL: none (or no memory for a piece).
+ */
+static struct xlink_rx *take_posted(struct xlink_ep *ep, bool tagged, fi_addr_t addr,
+				    size_t size, uint64_t tag)
+{
+	struct match_key key = { .addr = addr, .tag = tag };
+	struct xlink_queue *q = &ep->srx.posted[tagged];
+	struct xlink_rx *prev, *rx = queue_search(q, posted_takes, &key, &prev);
+
+	if (rx && rx->multi)
+		return carve(ep, rx, size, NULL);
+	if (rx)
+		queue_unlink_after(q, prev, rx);
+	return rx;
+}
+
 bool xlink_srx_net_arrived(struct xlink_ep *ep, struct xlink_rx *msg)
 {
-	struct match_key key = { .addr = msg->entry.addr, .tag = msg->entry.tag };
-	struct xlink_rx *posted = queue_take(&ep->srx.posted[msg->tagged],
-					     posted_takes, &key);
+	struct xlink_rx *posted = take_posted(ep, msg->tagged, msg->entry.addr,
+					      msg->entry.size, msg->entry.tag);
 
 	if (posted) {
 		xlink_net_deliver(ep, msg, posted);
@@ -264,7 +470,7 @@ static ssize_t peek(struct xlink_ep *ep, bool tagged, struct match_key *key,
 	 */
 	if (!msg) {
 		write_rx_error_only(ep, context, FI_ENOMSG, 0, 0, xlink_rx_op_flags(tagged),
-				    0, key->tag);
+				    0, key->tag, NULL);
 		return 0;
 	}
 	write_peek(ep, msg, context);
@@ -341,6 +547,44 @@ static void resolve_net_sources(struct xlink_ep *ep)
 				rx->entry.addr = xlink_av_net_source(ep->av, rx->src_key);
 }
 
+/*
+ * A new multi-receive buffer takes the queued messages it matches, in
+ * their order, until it is released; else it is queued.
+ */
+static ssize_t post_multi(struct xlink_ep *ep, struct xlink_rx *parent,
+			  const struct match_key *key)
+{
+	struct xlink_queue *q = &ep->srx.unexpected[0];
+	struct xlink_rx *msg, *prev;
+
+	parent->multi = true;
+	while ((msg = queue_search(q, message_fits, key, &prev))) {
+		bool peer = msg->origin == XLINK_RX_FROM_PEER;
+		struct xlink_rx *piece = peer ? msg : rx_new(ep, XLINK_RX_POSTED, false);
+		bool released;
+		int ret;
+
+		if (!piece)
+			break;	/* the message waits for a later receive */
+		queue_unlink_after(q, prev, msg);
+		carve(ep, parent, msg->entry.size, piece);
+		/* Once released, parent is freed when its last piece is done. */
+		released = parent->multi_released;
+		if (!peer) {
+			xlink_net_deliver(ep, msg, piece);
+		} else {
+			give_peer(ep, piece);
+			ret = peer_start(piece);
+			if (ret)
+				FI_WARN(&xlink_prov, FI_LOG_EP_DATA, "peer start: %d\n", ret);
+		}
+		if (released)
+			return 0;
+	}
+	queue_append(&ep->srx.posted[0], parent);
+	return 0;
+}
+
 ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov,
 		       void **desc, size_t count, fi_addr_t src, uint64_t tag,
 		       uint64_t ignore, void *context, uint64_t flags)
@@ -362,6 +606,10 @@ ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov
 	if (!tagged)
 		key.ignore = TAG_MASK_ALL;
 	resolve_net_sources(ep);
+	if ((flags & FI_MULTI_RECV) &&
+	    (tagged || count != 1 || (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) ||
+	     !(ep->caps & FI_MULTI_RECV)))
+		return -FI_EINVAL;
 	if (flags & FI_PEEK)
 		return peek(ep, tagged, &key, context, flags);
 	posted = posted_new(ep, tagged, iov, desc, count, src, tag, ignore, context,
@@ -370,6 +618,8 @@ ssize_t xlink_srx_post(struct xlink_ep *ep, bool tagged, const struct iovec *iov
 		return -FI_ENOMEM;
 	if (flags & FI_CLAIM)
 		return claim(ep, posted, flags);
+	if (flags & FI_MULTI_RECV)
+		return post_multi(ep, posted, &key);
 	msg = queue_take(&ep->srx.unexpected[tagged], message_fits, &key);
 	if (msg)
 		deliver(ep, msg, posted);
@@ -444,14 +694,15 @@ static int get_entry(struct fid_peer_srx *srx, bool tagged, fi_addr_t addr,
 		     size_t size, uint64_t tag, struct fi_peer_rx_entry **entry)
 {
 	struct xlink_ep *ep = srx_ep(srx);
-	struct match_key key = { .addr = addr, .tag = tag };
 	struct xlink_rx *rx;
 
 	if (!ep)
 		return -FI_EINVAL;
 	ep->domain->peer_events++;
-	rx = queue_take(&ep->srx.posted[tagged], posted_takes, &key);
-	if (!rx) {
+	rx = take_posted(ep, tagged, addr, size, tag);
+	if (rx && rx->parent) {
+		give_peer(ep, rx);
+	} else if (!rx) {
 		rx = rx_new(ep, XLINK_RX_FROM_PEER, tagged);
 		if (!rx)
 			return -FI_ENOMEM;
@@ -505,7 +756,11 @@ static void foreach_unspec_addr(struct fid_peer_srx *srx,
 
 static void free_entry(struct fi_peer_rx_entry *entry)
 {
-	free(entry->owner_context);
+	struct xlink_rx *rx = entry->owner_context;
+
+	if (rx->parent)
+		piece_freed(rx);
+	free(rx);
 }
 
 void xlink_srx_init(struct xlink_ep *ep)

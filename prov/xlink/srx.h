@@ -10,6 +10,11 @@
  * fid_peer_srx and starts or discards a peer's message through
  * entry->srx->peer_ops.  The network path hands it each message header
  * (xlink_srx_net_arrived).
+ *
+ * A buffer posted with FI_MULTI_RECV (untagged, one iov) stays at its
+ * place in the posted queue and gives each message it matches, of either
+ * path, a piece: the next bytes of the buffer, carved when the message
+ * matches (srx.c).
  */
 #ifndef XLINK_SRX_H
 #define XLINK_SRX_H
@@ -19,6 +24,7 @@
 #include "xlink.h"
 
 struct xlink_ep;
+struct xlink_cq;
 
 enum xlink_rx_origin {
 	XLINK_RX_POSTED,	/* a receive the application posted */
@@ -26,14 +32,25 @@ enum xlink_rx_origin {
 	XLINK_RX_FROM_NET,	/* an unexpected message of the network */
 };
 
-/* A posted receive or an unexpected message; entry is what the peer sees. */
+/*
+ * A posted receive or an unexpected message; entry is what the peer sees.
+ * A piece of a multi-receive buffer is a posted receive of its own (or the
+ * peer's unexpected message it went to), with parent set until it is done.
+ */
 struct xlink_rx {
 	struct fi_peer_rx_entry entry;
-	struct xlink_rx *next;
+	struct xlink_rx *next;		/* its queue; a peer's piece: its CQ's list */
 	struct xlink_ep *ep;
 	enum xlink_rx_origin origin;
 	bool tagged;
 	uint64_t ignore;		/* posted: tag bits that need not match */
+	/* a multi-receive buffer (posted with FI_MULTI_RECV) */
+	bool multi;
+	bool multi_released;		/* off the queue: less than the minimum left */
+	size_t multi_used;		/* bytes given to pieces */
+	size_t multi_pending;		/* pieces not done yet */
+	/* a piece of one, until it is done */
+	struct xlink_rx *parent;
 	/* FROM_NET */
 	void *data;			/* the eager payload */
 	bool owns_data;			/* else it lies in a network buffer */
@@ -58,6 +75,7 @@ struct xlink_srx {
 	struct xlink_queue unexpected[2];
 	struct xlink_queue claimed;		/* FI_PEEK | FI_CLAIM */
 	uint64_t av_inserts;			/* the AV's, when sources were resolved */
+	size_t min_multi_recv;			/* FI_OPT_MIN_MULTI_RECV */
 };
 
 void xlink_srx_init(struct xlink_ep *ep);
@@ -95,5 +113,14 @@ void xlink_rx_complete(struct xlink_ep *ep, struct xlink_rx *posted, size_t len,
 void xlink_rx_fail(struct xlink_ep *ep, struct xlink_rx *posted, int err,
 		   size_t len, size_t olen, uint64_t flags, uint64_t data,
 		   uint64_t tag);
+
+/*
+ * The peer completed a piece of a multi-receive buffer it holds (the CQ
+ * found it by its context, cq.c): writes the completion (err NULL) or the
+ * error as the buffer's, in cq.
+ */
+void xlink_srx_piece_reported(struct xlink_cq *cq, struct xlink_rx *piece,
+			      uint64_t flags, size_t len, uint64_t data, uint64_t tag,
+			      fi_addr_t src, const struct fi_cq_err_entry *err);
 
 #endif

@@ -19,7 +19,7 @@ static ssize_t trecv(struct fid_ep *ep_fid, void *buf, size_t len, void *desc,
 
 	xlink_domain_lock(ep->domain);
 	ret = xlink_srx_post(ep, true, &iov, &desc, 1, src, tag, ignore, context,
-			     ep->rx_op_flags);
+			     ep->rx_op_flags & ~FI_MULTI_RECV);
 	xlink_domain_unlock(ep->domain);
 	return ret;
 }
@@ -33,7 +33,7 @@ static ssize_t trecvv(struct fid_ep *ep_fid, const struct iovec *iov, void **des
 
 	xlink_domain_lock(ep->domain);
 	ret = xlink_srx_post(ep, true, iov, desc, count, src, tag, ignore, context,
-			     ep->rx_op_flags);
+			     ep->rx_op_flags & ~FI_MULTI_RECV);
 	xlink_domain_unlock(ep->domain);
 	return ret;
 }

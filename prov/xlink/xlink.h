@@ -40,7 +40,7 @@
 extern struct fi_provider xlink_prov;
 
 #define XLINK_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | \
-			 FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM)
+			 FI_SOURCE | FI_MULTI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define XLINK_IOV_LIMIT	4
 
 /* Parameters, read once at fi_prov_ini (init.c). */

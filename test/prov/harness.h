@@ -72,9 +72,10 @@ const char *xt_strerror(long long rc);
 enum xt_kind {
 	XT_GENERIC,	/* any FI_EP_RDM provider with msg/tagged, directed
 			 * receive, FI_SOURCE, peek/claim/discard, cancel of
-			 * receives, truncation, CQ data, counters */
-	XT_EXTRA,	/* optional features: wait objects, poll sets, multi-
-			 * receive, selective/delivery/match completion, fence,
+			 * receives, truncation, CQ data, counters, multi-
+			 * receive */
+	XT_EXTRA,	/* optional features: wait objects, poll sets,
+			 * selective/delivery/match completion, fence,
 			 * thread safety, close semantics */
 	XT_XSHM,	/* xshm's own: address strings, services, regions,
 			 * parameters, shared/auth/user-id AVs, attribute values */

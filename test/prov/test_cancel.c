@@ -393,15 +393,12 @@ static Suite *cancel_suite(void)
 	TCase *send = tcase_create("sends");
 
 	tcase_set_timeout(recv, 30);
-	tcase_add_loop_test(recv, cancel_of_a_posted_receive_gives_ecanceled_then_enoent, 0,
-			    xt_wanted(XT_EXTRA) ? 3 : 2);	/* MULTI last */
-	tcase_add_loop_test(recv, cancel_of_an_unknown_context_gives_enoent, 0,
-			    xt_wanted(XT_EXTRA) ? 3 : 2);	/* MULTI last */
+	tcase_add_loop_test(recv, cancel_of_a_posted_receive_gives_ecanceled_then_enoent, 0, 3);
+	tcase_add_loop_test(recv, cancel_of_an_unknown_context_gives_enoent, 0, 3);
 	tcase_add_loop_test(recv, cancel_of_a_completed_receive_gives_enoent, 0, 2);
 	tcase_add_loop_test(recv, message_after_a_cancelled_receive_goes_to_the_next_matching_one,
 			    0, 4);
-	if (xt_wanted(XT_EXTRA))
-		tcase_add_test(recv, cancel_of_a_partly_used_multi_recv_buffer);
+	tcase_add_test(recv, cancel_of_a_partly_used_multi_recv_buffer);
 	suite_add_tcase(s, recv);
 
 	tcase_set_timeout(send, 30);

@@ -38,9 +38,10 @@ logdir=${XLINK_LOGDIR:-$build/test/xlink/logs}
 # test/prov programs with provider-generic cases (the others are all
 # xshm-specific, or all optional features: see test/xlink/README.md).
 generic_prov="test_getinfo test_av test_av_table test_cq test_ep test_msg test_tagged
-	test_sizes test_order test_peek test_cancel test_cntr test_completion test_bad_input"
-extra_prov="test_close test_multi_recv test_poll test_threads test_wait"
-xlink_tests="test_paths test_path_ops test_path_kill test_auto_progress"
+	test_sizes test_order test_peek test_cancel test_cntr test_completion test_bad_input
+	test_multi_recv"
+extra_prov="test_close test_poll test_threads test_wait"
+xlink_tests="test_paths test_path_ops test_path_kill test_auto_progress test_multi_recv_paths"
 
 programs=()
 for t in $generic_prov; do programs+=("test/prov/$t"); done
