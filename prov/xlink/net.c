@@ -313,7 +313,7 @@ static void fetch_into(struct xlink_ep *ep, struct xlink_rx *msg, struct xlink_r
 		memcpy(op->iov, posted->iov, sizeof(op->iov));
 		op->count = posted->entry.count;
 	}
-	free(msg);
+	xlink_rx_free(msg);
 	start_fetch(ep, op);
 }
 
@@ -336,7 +336,7 @@ void xlink_net_deliver(struct xlink_ep *ep, struct xlink_rx *msg, struct xlink_r
 				  msg->entry.tag, msg->entry.addr);
 	if (msg->owns_data)
 		free(msg->data);
-	free(msg);
+	xlink_rx_free(msg);
 }
 
 void xlink_net_discard(struct xlink_ep *ep, struct xlink_rx *msg)
@@ -346,7 +346,7 @@ void xlink_net_discard(struct xlink_ep *ep, struct xlink_rx *msg)
 	if (!msg->large_id) {
 		if (msg->owns_data)
 			free(msg->data);
-		free(msg);
+		xlink_rx_free(msg);
 		return;
 	}
 	/* The payload is on its way: receive it somewhere and drop it. */
@@ -355,13 +355,13 @@ void xlink_net_discard(struct xlink_ep *ep, struct xlink_rx *msg)
 		op->scratch = malloc(msg->entry.size);
 	if (!op || !op->scratch) {
 		free(op);
-		free(msg);
+		xlink_rx_free(msg);
 		return;
 	}
 	op->large_id = msg->large_id;
 	op->iov[0] = (struct iovec){ op->scratch, msg->entry.size };
 	op->count = 1;
-	free(msg);
+	xlink_rx_free(msg);
 	start_fetch(ep, op);
 }
 
@@ -384,11 +384,9 @@ static void header_arrived(struct xlink_ep *ep, struct xlink_net_buf *buf, size_
 		FI_WARN(&xlink_prov, FI_LOG_EP_DATA, "bad header of %zu bytes\n", len);
 		return;
 	}
-	msg = malloc(sizeof(*msg));
+	msg = xlink_rx_alloc(ep);
 	if (!msg)
 		return;
-	memset(msg, 0, sizeof(*msg));
-	msg->ep = ep;
 	msg->origin = XLINK_RX_FROM_NET;
 	msg->tagged = hdr->op == XLINK_HDR_TAGGED;
 	msg->src_key = hdr->src_key;

@@ -75,8 +75,14 @@ struct xlink_srx {
 	struct xlink_queue unexpected[2];
 	struct xlink_queue claimed;		/* FI_PEEK | FI_CLAIM */
 	uint64_t av_inserts;			/* the AV's, when sources were resolved */
+	struct xlink_rx *spare;			/* freed entries, for reuse */
+	unsigned nspare;
 	size_t min_multi_recv;			/* FI_OPT_MIN_MULTI_RECV */
 };
+
+/* A zeroed entry of ep's (ep set), and giving one back; srx.c. */
+struct xlink_rx *xlink_rx_alloc(struct xlink_ep *ep);
+void xlink_rx_free(struct xlink_rx *rx);
 
 void xlink_srx_init(struct xlink_ep *ep);
 /* Frees what is queued; the peer endpoint is already closed. */
