@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define OWNER_OF(ptr, type, member) \
 	((type *) ((char *) (ptr) - offsetof(type, member)))
@@ -50,14 +49,6 @@ const char *const owner_style_name[OWNER_NSTYLES] = {
 	[OWNER_STYLE_SPEC] = "spec",
 	[OWNER_STYLE_UPSTREAM] = "upstream",
 };
-
-uint64_t owner_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 /* ---- entries and queues ---- */
 
@@ -147,26 +138,6 @@ static struct owner_entry *take_unexpected(struct owner_entry **head,
 
 /* ---- the owner's CQ ---- */
 
-static int comp_push(struct owner *o, const struct owner_comp *c)
-{
-	if (o->comp_count == o->comp_cap) {
-		size_t cap = o->comp_cap ? 2 * o->comp_cap : 64;
-		struct owner_comp *n = malloc(cap * sizeof(*n));
-
-		if (!n)
-			return -FI_ENOMEM;
-		for (size_t i = 0; i < o->comp_count; i++)
-			n[i] = o->comps[(o->comp_head + i) % o->comp_cap];
-		free(o->comps);
-		o->comps = n;
-		o->comp_head = 0;
-		o->comp_cap = cap;
-	}
-	o->comps[(o->comp_head + o->comp_count) % o->comp_cap] = *c;
-	o->comp_count++;
-	return 0;
-}
-
 static ssize_t owner_cq_write(struct fid_peer_cq *cq, void *context, uint64_t flags,
 			      size_t len, void *buf, uint64_t data, uint64_t tag,
 			      fi_addr_t src)
@@ -185,7 +156,7 @@ static ssize_t owner_cq_write(struct fid_peer_cq *cq, void *context, uint64_t fl
 		o->st.writes_failed++;
 		return o->faults.write_err ? o->faults.write_err : -FI_EAGAIN;
 	}
-	return comp_push(o, &c);
+	return owner_comp_push(o, &c);
 }
 
 static ssize_t owner_cq_writeerr(struct fid_peer_cq *cq,
@@ -204,7 +175,7 @@ static ssize_t owner_cq_writeerr(struct fid_peer_cq *cq,
 	c.err = *err;
 	c.err.err_data = NULL;
 	c.err.err_data_size = 0;
-	return comp_push(o, &c);
+	return owner_comp_push(o, &c);
 }
 
 void owner_progress(struct owner *o)
@@ -222,31 +193,6 @@ void owner_progress(struct owner *o)
 		o->st.progress_errors++;
 		o->st.last_progress_rc = rc;
 	}
-}
-
-int owner_cq_read(struct owner *o, struct owner_comp *out, int timeout_ms)
-{
-	uint64_t end = owner_now_ms() + (uint64_t) (timeout_ms > 0 ? timeout_ms : 0);
-	bool last = false;
-
-	/* Progresses at least once, even with a timeout of 0. */
-	for (;;) {
-		if (o->comp_count) {
-			*out = o->comps[o->comp_head];
-			o->comp_head = (o->comp_head + 1) % o->comp_cap;
-			o->comp_count--;
-			return 0;
-		}
-		if (last)
-			return -FI_EAGAIN;
-		owner_progress(o);
-		last = owner_now_ms() >= end;
-	}
-}
-
-size_t owner_cq_count(const struct owner *o)
-{
-	return o->comp_count;
 }
 
 /* ---- the owner's counters ---- */
@@ -547,7 +493,7 @@ static void deliver_self(struct owner *o, struct owner_entry *oe, const void *da
 		if (o->cfg.cntrs)
 			o->rx_cntr.value++;
 	}
-	comp_push(o, &c);
+	owner_comp_push(o, &c);
 	oe->state = OE_DONE;
 }
 

@@ -354,4 +354,11 @@ const char *owner_violations(const struct owner *o, char *buf, size_t len);
 
 uint64_t owner_now_ms(void);
 
+/*
+ * For the owners (owner.c, owner_xlink.c): appends a completion to the
+ * application's queue, which owner_cq_read takes from (owner_comps.c).
+ * 0 or -FI_ENOMEM.
+ */
+int owner_comp_push(struct owner *o, const struct owner_comp *c);
+
 #endif

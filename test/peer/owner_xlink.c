@@ -47,7 +47,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 const char *const owner_provider = "xlink";
@@ -87,14 +86,6 @@ struct xo_cmd {
 };
 enum { XO_SEND = 1, XO_QUIT };
 
-uint64_t owner_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
-
 static struct xo *xo_of(const struct owner *o)
 {
 	return o->backend;
@@ -110,21 +101,8 @@ static void __attribute__((noreturn)) unobservable(const char *what)
 
 static void comp_push(struct owner *o, const struct owner_comp *c)
 {
-	if (o->comp_count == o->comp_cap) {
-		size_t cap = o->comp_cap ? 2 * o->comp_cap : 64;
-		struct owner_comp *n = malloc(cap * sizeof(*n));
-
-		if (!n)
-			pt_fail(__FILE__, __LINE__, "malloc");
-		for (size_t i = 0; i < o->comp_count; i++)
-			n[i] = o->comps[(o->comp_head + i) % o->comp_cap];
-		free(o->comps);
-		o->comps = n;
-		o->comp_head = 0;
-		o->comp_cap = cap;
-	}
-	o->comps[(o->comp_head + o->comp_count) % o->comp_cap] = *c;
-	o->comp_count++;
+	if (owner_comp_push(o, c))
+		pt_fail(__FILE__, __LINE__, "malloc");
 }
 
 static void arrived(struct owner *o, const struct fi_cq_tagged_entry *e, fi_addr_t src)
@@ -255,30 +233,6 @@ void owner_progress(struct owner *o)
 		return;
 	}
 	drain(o);
-}
-
-int owner_cq_read(struct owner *o, struct owner_comp *out, int timeout_ms)
-{
-	uint64_t end = owner_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
-	bool last = false;
-
-	for (;;) {
-		if (o->comp_count) {
-			*out = o->comps[o->comp_head];
-			o->comp_head = (o->comp_head + 1) % o->comp_cap;
-			o->comp_count--;
-			return 0;
-		}
-		if (last)
-			return -FI_EAGAIN;
-		owner_progress(o);
-		last = owner_now_ms() >= end;
-	}
-}
-
-size_t owner_cq_count(const struct owner *o)
-{
-	return o->comp_count;
 }
 
 uint64_t owner_cntr_value(struct owner *o, struct owner_cntr *c)

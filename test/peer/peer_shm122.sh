@@ -64,24 +64,8 @@ for p in $programs; do
 		exec "test/peer/$p"
 	) >"$work/$p.log" 2>&1
 	status=$?
-	# One <test> element per case: its result, id, iteration, test case
-	# ("<style>/<name>") and message, each on a line of its own.
-	awk -v prog="$p" '
-		function text(s) {
-			sub(/^[^>]*>/, "", s); sub(/<\/[a-z]+>.*$/, "", s)
-			gsub(/&apos;/, "\047", s); gsub(/&quot;/, "\"", s)
-			gsub(/&lt;/, "<", s); gsub(/&gt;/, ">", s); gsub(/&amp;/, "\\&", s)
-			return s
-		}
-		/<test result=/ { match($0, /result="[a-z]+"/)
-				  res = substr($0, RSTART + 8, RLENGTH - 9); msg = "" }
-		/<id>/ { id = text($0) }
-		/<iteration>/ { it = text($0) }
-		/<description>/ { tc = text($0) }
-		/<message>/ { msg = text($0) }
-		/<\/test>/ { r = res == "success" ? "pass" : res == "failure" ? "fail" : "error"
-			     printf "%s:%s:%s:%s\t%s\t%s\n", prog, tc, id, it, r, msg }
-	' "$work/$p.xml" 2>/dev/null >>"$results"
+	# One line per case (ck_results.awk), its test case named "<style>/<name>".
+	awk -v prog="$p" -f "$top/test/peer/ck_results.awk" "$work/$p.xml" 2>/dev/null >>"$results"
 	if ! grep -q "^$p:" "$results"; then
 		printf '%s\terror\tno results (exit status %d; see %s)\n' "$p" "$status" \
 			"$work/$p.log" >>"$results"
