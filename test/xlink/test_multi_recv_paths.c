@@ -155,6 +155,30 @@ static size_t check_tiling(struct placed *pl, size_t n, const char *what)
 	return used;
 }
 
+/*
+ * The receiver with two multi-receive buffers of size[] bytes (base[]
+ * gets them, ctx[] their contexts) and FI_OPT_MIN_MULTI_RECV min, posted
+ * before both senders send their bursts b, or after the messages had time
+ * to arrive (unexpected).
+ */
+static void start_two_buffers(struct xl_rig *r, struct burst b[2], unsigned char *base[2],
+			      const size_t size[2], size_t min, bool unexpected,
+			      void *ctx[2])
+{
+	base[0] = xl_buf(size[0]);
+	base[1] = xl_buf(size[1]);
+	xl_start(r, FI_MULTI_RECV);
+	set_min(r, min);
+	if (unexpected) {
+		send_both(r, b);
+		xl_settle(r);
+	}
+	for (int i = 0; i < 2; i++)
+		post_multi(r, base[i], size[i], ctx[i]);
+	if (!unexpected)
+		send_both(r, b);
+}
+
 /* ---- both paths into one buffer, then one message too large ---- */
 
 static const size_t fill_lens[2][6] = {
@@ -194,20 +218,7 @@ START_TEST(both_paths_pack_one_buffer_and_the_message_that_does_not_fit_is_trunc
 	}
 	size[0] = total + left;
 	size[1] = 4096;
-	base[0] = xl_buf(size[0]);
-	base[1] = xl_buf(size[1]);
-	xl_start(&r, FI_MULTI_RECV);
-	set_min(&r, FILL_MIN);
-	if (!unexpected) {
-		post_multi(&r, base[0], size[0], &c1);
-		post_multi(&r, base[1], size[1], &c2);
-	}
-	send_both(&r, b);
-	if (unexpected) {
-		xl_settle(&r);
-		post_multi(&r, base[0], size[0], &c1);
-		post_multi(&r, base[1], size[1], &c2);
-	}
+	start_two_buffers(&r, b, base, size, FILL_MIN, unexpected, ctx);
 	for (n = 0; n < b[0].n + b[1].n; n++) {
 		xt_wait_rx(&r.x, &c);
 		pl[n] = check_placed(&r, b, &c, base, size, ctx);
@@ -303,20 +314,7 @@ START_TEST(the_release_comes_on_the_last_completion_whichever_path_finishes_last
 	}
 	XT_ASSERT(total > BIG_SIZE1 && total - (BIG_SIZE1 - BIG_MIN) < BIG_SIZE2 - BIG_MIN,
 		  "sizes: %zu bytes sent", total);
-	base[0] = xl_buf(size[0]);
-	base[1] = xl_buf(size[1]);
-	xl_start(&r, FI_MULTI_RECV);
-	set_min(&r, BIG_MIN);
-	if (!unexpected) {
-		post_multi(&r, base[0], size[0], &c1);
-		post_multi(&r, base[1], size[1], &c2);
-	}
-	send_both(&r, b);
-	if (unexpected) {
-		xl_settle(&r);
-		post_multi(&r, base[0], size[0], &c1);
-		post_multi(&r, base[1], size[1], &c2);
-	}
+	start_two_buffers(&r, b, base, size, BIG_MIN, unexpected, ctx);
 	for (n = 0; n < b[0].n + b[1].n; n++) {
 		struct xt_comp c;
 		struct placed one;
