@@ -123,6 +123,7 @@ int xlink_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	struct xlink_fabric *fabric =
 		xlink_container_of(fabric_fid, struct xlink_fabric, fabric_fid);
 	struct xlink_domain *domain;
+	bool auto_progress;
 	int ret;
 
 	if (!info || !domain_fid || !info->domain_attr || !info->fabric_attr)
@@ -141,15 +142,16 @@ int xlink_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		return ret;
 	}
 	pthread_mutex_init(&domain->lock, NULL);
+	auto_progress = xlink_progress_auto(info);
 	domain->locking = info->domain_attr->threading != FI_THREAD_DOMAIN ||
-			  xlink_progress_auto(info);
+			  auto_progress;
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;
 	domain->domain_fid.fid.ops = &domain_fi_ops;
 	domain->domain_fid.ops = &domain_ops;
 	domain->domain_fid.mr = &xlink_mr_ops;
 	atomic_fetch_add(&fabric->ref, 1);
-	if (xlink_progress_auto(info)) {
+	if (auto_progress) {
 		ret = xlink_progress_start(domain);
 		if (ret) {
 			domain_close(&domain->domain_fid.fid);
