@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Unit tests of test/bench/compare.py's arithmetic: the medians and ratios of
 the two providers, the per-repetition pair ratios, the targets and whether
-they are met, the B/us steps and their CLIFF mark, the copy floor table, the
-near/far placement split and the ring_floor table.  Synthetic rows only; no
+they are met, the B/us steps and their CLIFF mark, the copy floor tables, the
+near/far placement split, the ring_floor table and the split of the rows
+between the anchors (libfabric 1.17 and 2.6).  Synthetic rows only; no
 benchmark runs and no plot."""
 import argparse
 import contextlib
@@ -21,16 +22,21 @@ compare = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(compare)
 
 KIB, MIB = 1024, 1024 * 1024
-ARGS = argparse.Namespace(provs=["xshm", "shm"], senders=4)
+ARGS = argparse.Namespace(provs=["xshm", "shm"], senders=4, anchors=["1.17"])
+BOTH = argparse.Namespace(provs=["xshm", "shm"], senders=4, anchors=["1.17", "2.6"],
+                          libfabric_26="/lf26")
 
 
-def row(bench, provider, size, rep, value):
-    return {"bench": bench, "provider": provider, "size": size, "rep": rep,
-            "value": value}
+def row(bench, provider, size, rep, value, anchor=None):
+    r = {"bench": bench, "provider": provider, "size": size, "rep": rep, "value": value}
+    if anchor is not None:
+        r["anchor"] = anchor
+    return r
 
 
-def pair(bench, size, rep, first, second):
-    return [row(bench, "xshm", size, rep, first), row(bench, "shm", size, rep, second)]
+def pair(bench, size, rep, first, second, anchor=None):
+    return [row(bench, "xshm", size, rep, first, anchor),
+            row(bench, "shm", size, rep, second, anchor)]
 
 
 def lines_of(func, *a):
@@ -112,7 +118,7 @@ class PrintTable(unittest.TestCase):
                     "pair_ratio": 0.5, "target": 0.6, "met": met, "step_xshm": step,
                     "step_shm": 1.0}
         rows = [r(8, True, None), r(16, False, 0.9), r(32, None, 0.89)]
-        self.lines = lines_of(compare.print_table, ARGS, "latency", rows)
+        self.lines = lines_of(compare.print_table, ARGS, "latency", {"1.17": rows})
 
     def test_cliff_marked_below_threshold_only(self):
         self.assertIn("CLIFF", self.lines["32"])
@@ -120,7 +126,7 @@ class PrintTable(unittest.TestCase):
         self.assertNotIn("CLIFF", self.lines["8"])
 
     def test_ok_column(self):
-        self.assertEqual([self.lines[s].split()[6] for s in ("8", "16", "32")],
+        self.assertEqual([self.lines[s].split()[7] for s in ("8", "16", "32")],
                          ["yes", "NO", "-"])
 
 
@@ -175,7 +181,8 @@ class PrintRing(unittest.TestCase):
         self.lines = lines_of(compare.print_ring, ARGS, raw)
 
     def test_ring_row_medians_and_pair_figures(self):
-        self.assertEqual(self.lines["8"].split(), ["8", "0.200", "0.300", "0.500", "0.50", "200"])
+        self.assertEqual(self.lines["8"].split(),
+                         ["8", "0.200", "|", "0.300", "0.500", "0.50", "200"])
 
     def test_size_without_ring_rows_not_printed(self):
         self.assertNotIn("64", self.lines)
@@ -187,6 +194,76 @@ class BySizeAndRep(unittest.TestCase):
                row("bandwidth", "xshm", 8, 0, 99.0), row("bandwidth", "shm", 64, 1, 9.0)]
         self.assertEqual(compare.by_size_and_rep(raw, ("latency", "ring")),
                          {8: {0: {"xshm": 1.0, "ring": 0.5}}})
+
+
+class Anchors(unittest.TestCase):
+    def setUp(self):
+        self.raw = (pair("latency", 8, 0, 1.0, 4.0, "1.17")
+                    + pair("latency", 8, 0, 1.0, 2.0, "2.6")
+                    + [row("ring", "ring", 8, 0, 0.5, "")])
+
+    def test_targets_against_2_6(self):
+        got = [compare.target_for(b, s, "2.6") for b, s in
+               (("latency", 1), ("latency", 4 * MIB), ("bandwidth", 8), ("bandwidth", MIB),
+                ("msgrate", 8), ("msgrate", 64), ("incast", 64 * KIB))]
+        self.assertEqual(got, [0.8, 0.8, 1.2, 1.2, 1.5, None, 1.2])
+
+    def test_summarize_takes_only_its_anchors_rows_and_targets(self):
+        got = [(r["anchor"], r["median_shm"], r["ratio"], r["target"])
+               for x in ("1.17", "2.6") for r in compare.summarize(BOTH, "latency", self.raw, x)]
+        self.assertEqual(got, [("1.17", 4.0, 0.25, 0.6), ("2.6", 2.0, 0.5, 0.8)])
+
+    def test_rows_without_provider_belong_to_every_anchor(self):
+        for x in ("1.17", "2.6"):
+            view = compare.by_size_and_rep(self.raw, ("latency", "ring"), x)
+            self.assertEqual(view[8][0]["ring"], 0.5)
+
+    def test_print_table_sets_anchors_side_by_side(self):
+        tables = {x: compare.summarize(BOTH, "latency", self.raw, x) for x in BOTH.anchors}
+        f = lines_of(compare.print_table, BOTH, "latency", tables)["8"].split()
+        self.assertEqual(f, ["8", "|", "1.000", "4.000", "0.25", "0.25", "<=0.60", "yes",
+                             "|", "1.000", "2.000", "0.50", "0.50", "<=0.80", "yes"])
+
+    def test_targets_met_per_anchor(self):
+        rows = [{"anchor": "1.17", "met": True}, {"anchor": "1.17", "met": None},
+                {"anchor": "2.6", "met": False}, {"anchor": "2.6", "met": True}]
+        self.assertEqual(compare.targets_met(BOTH, rows),
+                         "1 of 1 against shm-1.17, 1 of 2 against shm-2.6")
+
+    def test_only_2_6_runs_with_its_library_path(self):
+        self.assertIsNone(compare.anchor_env(BOTH, "1.17"))
+        path = compare.anchor_env(BOTH, "2.6")["LD_LIBRARY_PATH"]
+        self.assertEqual(path.split(":")[0], "/lf26/lib")
+
+    def test_missing_2_6_leaves_1_17_or_fails_alone(self):
+        ap = argparse.ArgumentParser()
+        args = argparse.Namespace(anchors="1.17,2.6", libfabric_26="/nonexistent")
+        with contextlib.redirect_stdout(io.StringIO()) as out, \
+                contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(compare.choose_anchors(ap, args), ["1.17"])
+        self.assertIn("WARNING: no libfabric 2.6", out.getvalue())
+        args.anchors = "2.6"
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            compare.choose_anchors(ap, args)
+
+
+class FloorVsLatency(unittest.TestCase):
+    def test_best_method_ratio_and_target_from_64k(self):
+        floor = {"memcpy": [(8, 0.1, None), (64 * KIB, 2.0, None)],
+                 "cma": [(8, 0.2, None), (64 * KIB, 1.0, None)]}
+        latency = {"1.17": [{"size": 8, "median_xshm": 0.3, "median_shm": 0.6},
+                            {"size": 64 * KIB, "median_xshm": 1.2, "median_shm": 2.0}],
+                   "2.6": []}
+        got = [(r["anchor"], r["size"], r["best_method"], r["ratio"], r["target"], r["met"])
+               for r in compare.floor_rows(BOTH, floor, latency)]
+        self.assertEqual([g[:3] for g in got], [("1.17", 8, "memcpy"),
+                                                ("1.17", 64 * KIB, "cma"),
+                                                ("2.6", 8, "memcpy"), ("2.6", 64 * KIB, "cma")])
+        self.assertAlmostEqual(got[0][3], 3.0)
+        self.assertEqual(got[0][4:], (None, None))
+        self.assertAlmostEqual(got[1][3], 1.2)
+        self.assertEqual(got[1][4:], (1.3, True))
+        self.assertEqual(got[3][3:], (None, 1.3, None))
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ XSHM_BENCH_COMMAND="$(printf '%q ' "$0" "$@")"
 export XSHM_BENCH_COMMAND="${XSHM_BENCH_COMMAND% }"
 if [ "$swap" = 0 ]; then
 	FI_PROVIDER_PATH="$PWD/.libs:$PWD/$base/provider-xshmbase" \
-		"$PY" test/bench/compare.py -p xshm,xshmbase "$@"
+		"$PY" test/bench/compare.py -p xshm,xshmbase --anchors 1.17 "$@"
 	git worktree remove --force "$base"
 	exit
 fi
@@ -63,9 +63,9 @@ build_as "$tree" xshmbase
 build_as "$base" xshm
 out=bench-results/ab-$(date +%Y%m%d-%H%M%S)
 FI_PROVIDER_PATH="$PWD/.libs:$PWD/$base/provider-xshmbase" \
-	"$PY" test/bench/compare.py -p xshm,xshmbase "$@" -o "$out/forward"
+	"$PY" test/bench/compare.py -p xshm,xshmbase --anchors 1.17 "$@" -o "$out/forward"
 FI_PROVIDER_PATH="$PWD/$base/provider-xshm:$PWD/$tree/provider-xshmbase" \
-	"$PY" test/bench/compare.py -p xshm,xshmbase "$@" -o "$out/swapped"
+	"$PY" test/bench/compare.py -p xshm,xshmbase --anchors 1.17 "$@" -o "$out/swapped"
 "$PY" test/bench/ab_swap.py "$out/forward" "$out/swapped" | tee "$out/effect.txt"
 git worktree remove --force "$base"
 rm -rf "$tree"

@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
-"""Compares two libfabric providers (default xshm and shm) side by side.
+"""Compares two libfabric providers (default xshm and shm) side by side, on
+Debian's libfabric 1.17 and on libfabric 2.6 (the anchors).
 
-Run through test/bench/compare.sh, which builds first and sets
-FI_PROVIDER_PATH.  For each repetition it runs every benchmark of
-test/bench/ once with both providers in the same processes: each program
+Run through test/bench/compare.sh, which builds first, finds or builds
+libfabric 2.6 and sets FI_PROVIDER_PATH.  For each repetition it runs every
+benchmark of test/bench/ once per anchor (the 2.6 run with LD_LIBRARY_PATH
+set to its lib/), with both providers in the same processes: each program
 measures every size for both providers back to back, alternating which goes
-first, and the script alternates the order between repetitions too.  It
-prints, per benchmark and size, the median of each provider, their ratio
-(first / second), the target where one applies and whether it is met, and
-writes raw.csv, summary.csv and one PNG per benchmark under the results
+first, and the script alternates the order of the providers and of the
+anchors between repetitions too.  The second provider is labelled with its
+anchor (shm-1.17, shm-2.6); each ratio is first / second from the same
+runs.  It prints, per benchmark and size and for each anchor, the median of
+each provider, their ratio, the anchor's target where one applies and
+whether it is met, and writes raw.csv, summary.csv (both with an anchor
+column), floor.csv and one PNG per benchmark under the results
 directory.  It also reports the shared memory each provider's endpoint maps
 with 1 and with several peers (incast -M), and, from copy_floor run right
 after latency in every repetition, what the copy alone takes at each size:
 where xshm's latency drops against the next smaller size (a cliff), the
-table says whether the machine's own copy drops there too.  From ring_floor,
+table says whether the machine's own copy drops there too, and at the large
+sizes a second table sets xshm's and each shm's latency beside the best copy
+method (target: xshm within FLOOR_TARGET of it).  From ring_floor,
 run there as well, it prints what xshm's rings alone take at the small sizes,
 against the second provider's latency in the same repetitions: the lowest
 ratio a provider moving its messages through these rings could reach.
@@ -42,6 +49,20 @@ TARGETS = {
     "floor": [],
     "ring": [],
 }
+# Against libfabric 2.6's shm (issue 33).
+TARGETS_26 = {
+    "latency": [(0, 1 << 62, 0.8)],
+    "bandwidth": [(0, 1 << 62, 1.2)],
+    "msgrate": [(8, 8, 1.5)],
+    "incast": [(0, 1 << 62, 1.2)],
+    "floor": [],
+    "ring": [],
+}
+# 1.17: the libfabric the processes load (Debian's); 2.6: through LD_LIBRARY_PATH.
+ANCHOR_TARGETS = {"1.17": TARGETS, "2.6": TARGETS_26}
+NO_LIBFABRIC = ("floor", "ring")  # no provider: run once per repetition, not per anchor
+FLOOR_TARGET = 1.3          # xshm's latency / the best copy method's, at most
+FLOOR_TARGET_FROM = 64 * KIB
 LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False,
                    "floor": True, "ring": True}
 UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s",
@@ -87,8 +108,8 @@ def fmt_val(v):
     return "%.3f" % v
 
 
-def target_for(bench, size):
-    for lo, hi, bound in TARGETS[bench]:
+def target_for(bench, size, anchor="1.17"):
+    for lo, hi, bound in ANCHOR_TARGETS[anchor][bench]:
         if lo <= size <= hi:
             return bound
     return None
@@ -99,11 +120,11 @@ class Runner:
         self.args = args
         self.failures = []
 
-    def run(self, argv, what):
+    def run(self, argv, what, env=None):
         """Runs one benchmark program; returns its stdout lines, or None."""
         try:
             p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, start_new_session=True)
+                                 text=True, start_new_session=True, env=env)
         except OSError as e:
             self.failures.append("%s: %s" % (what, e))
             return None
@@ -124,6 +145,72 @@ class Runner:
             print("  FAILED " + msg, file=sys.stderr)
             return None
         return [l for l in out.splitlines() if l and not l.startswith("#")]
+
+
+def shm_label(args, anchor):
+    """The second provider as it ran on anchor, e.g. shm-2.6."""
+    return "%s-%s" % (args.provs[1], anchor)
+
+
+def in_anchor(row, anchor):
+    """Whether a raw row belongs to anchor's view: its own rows and those of
+    the programs that use no provider (ring, floor)."""
+    return row.get("anchor", "") in ("", anchor)
+
+
+def anchor_env(args, anchor):
+    """The environment of a run on anchor (None: this process's)."""
+    if anchor != "2.6":
+        return None
+    lib = os.path.join(args.libfabric_26, "lib")
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return dict(os.environ, LD_LIBRARY_PATH=lib + (":" + old if old else ""))
+
+
+def libfabric_version(env):
+    """The version of the libfabric fi_info loads in env, or "?"."""
+    try:
+        out = subprocess.run(["fi_info", "--version"], env=env, capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "?"
+    for line in out.splitlines():
+        if line.startswith("libfabric:"):
+            return line.split()[1]
+    return "?"
+
+
+def choose_anchors(ap, args):
+    """The anchors asked for that can run; 2.6 without its library is said and
+    left out (an error when it is the only one)."""
+    anchors = args.anchors.split(",")
+    for anchor in anchors:
+        if anchor not in ANCHOR_TARGETS:
+            ap.error("unknown anchor %s (known: %s)" % (anchor, ",".join(ANCHOR_TARGETS)))
+    lib = os.path.join(args.libfabric_26, "lib", "libfabric.so.1")
+    if "2.6" in anchors and not os.path.exists(lib):
+        why = "no libfabric 2.6 at %s (--libfabric-26, XSHM_LIBFABRIC_26, or " \
+              "test/thirdparty.sh libfabric-2.6 builds it)" % args.libfabric_26
+        if anchors == ["2.6"]:
+            ap.error(why)
+        anchors.remove("2.6")
+        print("# WARNING: %s: comparing against libfabric 1.17 only" % why)
+        if not sys.stdout.isatty():
+            print("WARNING: %s: comparing against libfabric 1.17 only" % why,
+                  file=sys.stderr)
+    return anchors
+
+
+def print_anchors(args):
+    """One header line per anchor: the libfabric its runs load."""
+    for anchor in args.anchors:
+        env = anchor_env(args, anchor)
+        where = "LD_LIBRARY_PATH=%s" % env["LD_LIBRARY_PATH"] if env else \
+            "as loaded by default"
+        version = libfabric_version(env)
+        print("# %s: %s on libfabric %s (%s)%s" % (
+            shm_label(args, anchor), args.provs[1], version, where,
+            "" if version.startswith(anchor) else "  WARNING: not " + anchor))
 
 
 def buffer_flags(args):
@@ -168,29 +255,35 @@ def measure(args, runner, benches, raw):
     start = time.time()
     for rep in range(args.reps):
         provs = args.provs if rep % 2 == 0 else args.provs[::-1]
-        print("repetition %d/%d (%s first, %.0f s so far)" %
-              (rep + 1, args.reps, provs[0], time.time() - start), file=sys.stderr)
+        anchors = args.anchors if rep % 2 == 0 else args.anchors[::-1]
+        print("repetition %d/%d (libfabric %s first, %s first, %.0f s so far)" %
+              (rep + 1, args.reps, anchors[0], provs[0], time.time() - start),
+              file=sys.stderr)
         for bench in benches:
-            lines = runner.run(bench_argv(args, bench, provs), bench)
-            for line in lines or []:
-                f = line.split()
-                raw.append({"bench": bench, "provider": f[0], "size": int(f[1]),
-                            "rep": rep, "value": float(f[3]), "unit": UNITS[bench]})
+            for anchor in [""] if bench in NO_LIBFABRIC else anchors:
+                what = "%s on %s" % (bench, anchor) if anchor else bench
+                lines = runner.run(bench_argv(args, bench, provs), what,
+                                   anchor_env(args, anchor))
+                for line in lines or []:
+                    f = line.split()
+                    raw.append({"bench": bench, "anchor": anchor, "provider": f[0],
+                                "size": int(f[1]), "rep": rep, "value": float(f[3]),
+                                "unit": UNITS[bench]})
     return time.time() - start
 
 
-def by_size_and_rep(raw, benches):
-    """{size: {rep: {provider: value}}} of the rows of benches."""
+def by_size_and_rep(raw, benches, anchor=""):
+    """{size: {rep: {provider: value}}} of the rows of benches in anchor's view."""
     out = {}
     for r in raw:
-        if r["bench"] in benches:
+        if r["bench"] in benches and in_anchor(r, anchor):
             out.setdefault(r["size"], {}).setdefault(r["rep"], {})[r["provider"]] = r["value"]
     return out
 
 
-def summarize(args, bench, raw):
+def summarize(args, bench, raw, anchor="1.17"):
     a, b = args.provs
-    by_rep = by_size_and_rep(raw, (bench,))
+    by_rep = by_size_and_rep(raw, (bench,), anchor)
     rows, prev = [], {}
     for size in sorted(by_rep):
         vals = {p: [v[p] for v in by_rep[size].values() if p in v] for p in (a, b)}
@@ -201,7 +294,7 @@ def summarize(args, bench, raw):
         # holds still when the placement drifts between repetitions.
         pairs = [v[a] / v[b] for v in by_rep[size].values() if v.get(a) and v.get(b)]
         pair_ratio = statistics.median(pairs) if pairs else None
-        bound = target_for(bench, size)
+        bound = target_for(bench, size, anchor)
         met = None
         if bound is not None and ratio is not None:
             met = ratio <= bound if LOWER_IS_BETTER[bench] else ratio >= bound
@@ -213,7 +306,8 @@ def summarize(args, bench, raw):
                 if p in prev:
                     step[p] = bpus / prev[p]
                 prev[p] = bpus
-        rows.append({"bench": bench, "size": size, "n": min(len(vals[p]) for p in (a, b)),
+        rows.append({"bench": bench, "anchor": anchor, "size": size,
+                     "n": min(len(vals[p]) for p in (a, b)),
                      "median_" + a: med[a], "median_" + b: med[b], "ratio": ratio,
                      "pair_ratio": pair_ratio, "target": bound, "met": met, "step_" + a: step[a],
                      "step_" + b: step[b]})
@@ -259,49 +353,140 @@ def floor_step(floor, size):
     return None
 
 
-def print_ring(args, raw):
-    """ring_floor's medians beside both providers' latency at its sizes, the
-    ring's ratio to the second provider and what the first adds over the
-    ring, each the median over the repetitions that measured both."""
+def floor_rows(args, floor, latency):
+    """At each floor size and for each anchor, the best copy method beside both
+    providers' latency (latency: {anchor: summarize's rows}), the first's
+    ratio to the best and FLOOR_TARGET from FLOOR_TARGET_FROM up."""
     a, b = args.provs
-    by_size = by_size_and_rep(raw, ("ring", "latency"))  # ring_floor's rows say "ring"
-    print("\n## ring: %s" % TITLES["ring"].format(a=a, b=b))
-    print("%8s %10s %10s %10s %9s %12s" % ("size", "ring", a, b, "ring/" + b,
-                                           "%s-ring ns" % a))
-    for size in sorted(by_size):
-        reps = by_size[size].values()
-        vals = {n: [v[n] for v in reps if n in v] for n in ("ring", a, b)}
-        if not vals["ring"]:
-            continue
-        med = {n: statistics.median(x) if x else None for n, x in vals.items()}
-        ratios = [v["ring"] / v[b] for v in reps if v.get("ring") and v.get(b)]
-        extra = [(v[a] - v["ring"]) * 1000 for v in reps if "ring" in v and a in v]
-        print("%8s %10s %10s %10s %9s %12s" % (
-            fmt_size(size), fmt_val(med["ring"]), fmt_val(med[a]), fmt_val(med[b]),
-            fmt_ratio(statistics.median(ratios) if ratios else None),
-            "%.0f" % statistics.median(extra) if extra else "-"))
+    best = {}
+    for method, rows in floor.items():
+        for size, us, _ in rows:
+            if size not in best or us < best[size][1]:
+                best[size] = (method, us)
+    out = []
+    for anchor, lat_rows in latency.items():
+        lat = {r["size"]: r for r in lat_rows}
+        for size in sorted(best):
+            method, us = best[size]
+            r = lat.get(size, {})
+            ratio = r["median_" + a] / us if r.get("median_" + a) else None
+            bound = FLOOR_TARGET if size >= FLOOR_TARGET_FROM else None
+            met = ratio <= bound if None not in (ratio, bound) else None
+            out.append({"anchor": anchor, "size": size, "best_method": method,
+                        "best_us": us, "median_" + a: r.get("median_" + a),
+                        "median_" + b: r.get("median_" + b), "ratio": ratio,
+                        "target": bound, "met": met})
+    return out
 
 
-def print_table(args, bench, rows):
+def print_floor_latency(args, rows, anchors):
+    """floor_rows' rows, one line per size, each anchor's columns side by side."""
     a, b = args.provs
-    better = "<=" if LOWER_IS_BETTER[bench] else ">="
-    title = TITLES[bench].format(n=args.senders)
-    print("\n## %s: %s" % (bench, title))
-    head = "%8s %10s %10s %7s %7s %8s %4s" % ("size", a, b, "ratio", "pairs", "target", "ok")
-    if bench in ("latency", "bandwidth"):
-        head += "  B/us vs previous size: %s (%s)" % (a, b)
+    print("\n## floor vs latency: the best copy method (copy_floor) beside the latency "
+          "on each libfabric, one way (us); ratio = %s / best, target <= %.2f from %s"
+          % (a, FLOOR_TARGET, fmt_size(FLOOR_TARGET_FROM)))
+    head = "%8s %24s" % ("size", "best (method)")
+    for anchor in anchors:
+        head += " | %10s %10s %7s %4s" % (a, shm_label(args, anchor), "ratio", "ok")
     print(head)
-    for r in rows:
-        tgt = "%s%.2f" % (better, r["target"]) if r["target"] is not None else "-"
-        ok = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
-        line = "%8s %10s %10s %7s %7s %8s %4s" % (
-            fmt_size(r["size"]), fmt_val(r["median_" + a]), fmt_val(r["median_" + b]),
-            fmt_ratio(r["ratio"]), fmt_ratio(r["pair_ratio"]), tgt, ok)
-        if r["step_" + a] is not None:
-            line += "  %s (%s)%s" % (fmt_ratio(r["step_" + a]), fmt_ratio(r["step_" + b]),
-                                     "  CLIFF (< %.1f)" % CLIFF if r["step_" + a] < CLIFF
-                                     else "")
+    for size in sorted({r["size"] for r in rows}):
+        at = {r["anchor"]: r for r in rows if r["size"] == size}
+        first = at[anchors[0]]
+        line = "%8s %24s" % (fmt_size(size), "%s (%s)" % (fmt_val(first["best_us"]),
+                                                        first["best_method"]))
+        for anchor in anchors:
+            r = at[anchor]
+            ok = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
+            line += " | %10s %10s %7s %4s" % (fmt_val(r["median_" + a]),
+                                              fmt_val(r["median_" + b]),
+                                              fmt_ratio(r["ratio"]), ok)
         print(line)
+
+
+def ring_cells(args, reps):
+    """One anchor's columns of the ring table at one size, from {rep: {name: value}}."""
+    a, b = args.provs
+    vals = {n: [v[n] for v in reps if n in v] for n in (a, b)}
+    med = {n: statistics.median(x) if x else None for n, x in vals.items()}
+    ratios = [v["ring"] / v[b] for v in reps if v.get("ring") and v.get(b)]
+    extra = [(v[a] - v["ring"]) * 1000 for v in reps if "ring" in v and a in v]
+    return " | %10s %10s %13s %12s" % (
+        fmt_val(med[a]), fmt_val(med[b]),
+        fmt_ratio(statistics.median(ratios) if ratios else None),
+        "%.0f" % statistics.median(extra) if extra else "-")
+
+
+def print_ring(args, raw):
+    """ring_floor's medians beside both providers' latency on each anchor at its
+    sizes, the ring's ratio to the second provider and what the first adds
+    over the ring, each the median over the repetitions that measured both."""
+    a, b = args.provs
+    # ring_floor's rows say "ring"
+    views = {anchor: by_size_and_rep(raw, ("ring", "latency"), anchor)
+             for anchor in args.anchors}
+    print("\n## ring: %s" % TITLES["ring"].format(a=a, b=b))
+    head = "%8s %10s" % ("size", "ring")
+    for anchor in args.anchors:
+        head += " | %10s %10s %13s %12s" % (a, shm_label(args, anchor),
+                                           "ring/" + shm_label(args, anchor),
+                                           "%s-ring ns" % a)
+    print(head)
+    ring = by_size_and_rep(raw, ("ring",))
+    for size in sorted(ring):
+        vals = [v["ring"] for v in ring[size].values()]
+        line = "%8s %10s" % (fmt_size(size), fmt_val(statistics.median(vals)))
+        for anchor in args.anchors:
+            line += ring_cells(args, views[anchor].get(size, {}).values())
+        print(line)
+
+
+def table_cells(args, bench, r):
+    """One anchor's columns of a benchmark table: medians, ratios, target, ok."""
+    a, b = args.provs
+    if r is None:
+        return " | %10s %10s %7s %7s %8s %4s" % (("-",) * 6)
+    better = "<=" if LOWER_IS_BETTER[bench] else ">="
+    tgt = "%s%.2f" % (better, r["target"]) if r["target"] is not None else "-"
+    ok = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
+    return " | %10s %10s %7s %7s %8s %4s" % (
+        fmt_val(r["median_" + a]), fmt_val(r["median_" + b]), fmt_ratio(r["ratio"]),
+        fmt_ratio(r["pair_ratio"]), tgt, ok)
+
+
+def step_cells(args, rows):
+    """The first anchor's first provider's B/us step, each anchor's second's,
+    and CLIFF where the first's is below CLIFF."""
+    a, b = args.provs
+    first = rows[0]
+    if first is None or first["step_" + a] is None:
+        return ""
+    seconds = " ".join(fmt_ratio(r["step_" + b]) if r else "-" for r in rows)
+    cliff = "  CLIFF (< %.1f)" % CLIFF if first["step_" + a] < CLIFF else ""
+    return " | %s (%s)%s" % (fmt_ratio(first["step_" + a]), seconds, cliff)
+
+
+def print_table(args, bench, tables):
+    """tables: {anchor: summarize's rows}; one line per size, each anchor's
+    columns side by side."""
+    a = args.provs[0]
+    anchors = list(tables)
+    print("\n## %s: %s" % (bench, TITLES[bench].format(n=args.senders)))
+    head = "%8s" % "size"
+    for anchor in anchors:
+        head += " | %10s %10s %7s %7s %8s %4s" % (a, shm_label(args, anchor), "ratio",
+                                                  "pairs", "target", "ok")
+    if bench in ("latency", "bandwidth"):
+        head += " | B/us vs previous size: %s on %s (%s)" % (
+            a, anchors[0], " ".join(shm_label(args, x) for x in anchors))
+    print(head)
+    by_size = {}
+    for anchor in anchors:
+        for r in tables[anchor]:
+            by_size.setdefault(r["size"], {})[anchor] = r
+    for size in sorted(by_size):
+        rows = [by_size[size].get(anchor) for anchor in anchors]
+        print("%8s" % fmt_size(size) + "".join(table_cells(args, bench, r) for r in rows)
+              + step_cells(args, rows))
 
 
 # A repetition met the far placement when the reference provider's latency at
@@ -311,12 +496,13 @@ FAR_FACTOR = 2.0
 MIN_REPS_PER_PLACEMENT = 5
 
 
-def placements(args, raw):
-    """The latency repetitions split into (near, far) by the core placement they
-    met, judged by the second provider, the reference; None when fewer than
-    MIN_REPS_PER_PLACEMENT repetitions fall on either side."""
+def placements(args, raw, anchor=""):
+    """The latency repetitions on anchor split into (near, far) by the core
+    placement they met, judged by the second provider, the reference; None
+    when fewer than MIN_REPS_PER_PLACEMENT repetitions fall on either side."""
     ref = args.provs[1]
-    lat = [r for r in raw if r["bench"] == "latency" and r["provider"] == ref]
+    lat = [r for r in raw if r["bench"] == "latency" and r["provider"] == ref and
+           in_anchor(r, anchor)]
     if not lat:
         return None
     smallest = min(r["size"] for r in lat)
@@ -329,19 +515,20 @@ def placements(args, raw):
     return near, far
 
 
-def print_placements(args, raw):
-    """Latency medians and ratios of each placement on its own."""
-    split = placements(args, raw)
+def print_placements(args, raw, anchor):
+    """Latency medians and ratios on anchor of each placement on its own."""
+    split = placements(args, raw, anchor)
     if split is None:
         return
     a, b = args.provs
     names = ("near", "far")
     tables = [{row["size"]: row for row in
-               summarize(args, "latency", [r for r in raw if r["rep"] in reps])}
+               summarize(args, "latency", [r for r in raw if r["rep"] in reps], anchor)}
               for reps in split]
-    print("\n## latency by core placement: a repetition met the far one when %s's "
-          "latency at the smallest size was over %.0f times its best (near %d, far %d "
-          "repetitions)" % (b, FAR_FACTOR, len(split[0]), len(split[1])))
+    print("\n## latency on libfabric %s by core placement: a repetition met the far one "
+          "when %s's latency at the smallest size was over %.0f times its best (near %d, "
+          "far %d repetitions)" % (anchor, shm_label(args, anchor), FAR_FACTOR,
+                                   len(split[0]), len(split[1])))
     print("%8s" % "size" + "".join("%10s %10s %7s" % ("%s %s" % (g, a), "%s %s" % (g, b),
                                                        "ratio") for g in names))
     for size in sorted(set(tables[0]) | set(tables[1])):
@@ -354,34 +541,42 @@ def print_placements(args, raw):
         print(line)
 
 
-def plot(args, bench, rows, raw, path):
+def plot(args, bench, tables, raw, path):
+    """tables: {anchor: summarize's rows}: medians above, ratios below, one
+    line style per anchor."""
     import matplotlib
     import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     a, b = args.provs
-    sizes = [r["size"] for r in rows]
-    fig, (top, bot) = plt.subplots(2, 1, figsize=(9, 7), sharex=len(rows) > 1,
+    fig, (top, bot) = plt.subplots(2, 1, figsize=(9, 7),
+                                   sharex=max(len(t) for t in tables.values()) > 1,
                                    gridspec_kw={"height_ratios": [3, 2]})
-    for p, colour in ((a, "tab:blue"), (b, "tab:orange")):
-        pts = [(r["size"], r["value"]) for r in raw if r["bench"] == bench and
-               r["provider"] == p]
-        if pts:
-            top.scatter(*zip(*pts), s=6, alpha=0.25, color=colour)
-        top.plot(sizes, [r["median_" + p] for r in rows], "o-", ms=3, color=colour,
-                 label="%s (median)" % p)
+    shm_colours = ("tab:orange", "tab:green")
+    for i, (anchor, rows) in enumerate(tables.items()):
+        sizes = [r["size"] for r in rows]
+        style = ("o-", "s--")[i]
+        for p, label, colour in ((a, "%s on %s" % (a, anchor), "tab:blue"),
+                                 (b, shm_label(args, anchor), shm_colours[i])):
+            pts = [(r["size"], r["value"]) for r in raw if r["bench"] == bench and
+                   r["provider"] == p and r.get("anchor") == anchor]
+            if pts:
+                top.scatter(*zip(*pts), s=6, alpha=0.25, color=colour)
+            top.plot(sizes, [r["median_" + p] for r in rows], style, ms=3, color=colour,
+                     label="%s (median)" % label)
+        bot.plot(sizes, [r["ratio"] for r in rows], style, ms=3, color="black",
+                 label="%s / %s" % (a, shm_label(args, anchor)))
+        tgt = [(r["size"], r["target"]) for r in rows if r["target"] is not None]
+        if tgt:
+            bot.scatter(*zip(*tgt), marker="_", s=200, color=("red", "purple")[i],
+                        label="target against %s" % shm_label(args, anchor))
     top.set_xscale("log", base=2)
     top.set_yscale("log")
     top.set_ylabel(UNITS[bench])
     top.set_title(TITLES[bench].format(n=args.senders))
     top.grid(True, which="both", alpha=0.3)
     top.legend()
-    bot.plot(sizes, [r["ratio"] for r in rows], "o-", ms=3, color="black",
-             label="%s / %s" % (a, b))
-    tgt = [(r["size"], r["target"]) for r in rows if r["target"] is not None]
-    if tgt:
-        bot.scatter(*zip(*tgt), marker="_", s=200, color="red", label="target")
     bot.axhline(1.0, color="grey", lw=0.8)
     bot.set_xscale("log", base=2)
     bot.set_yscale("log")
@@ -396,17 +591,26 @@ def plot(args, bench, rows, raw, path):
     plt.close(fig)
 
 
+def memory_runs(args):
+    """(label, provider, anchor) of the memory report: the first provider on the
+    first anchor, the second on every anchor."""
+    a, b = args.provs
+    return [(a, a, args.anchors[0])] + [(shm_label(args, x), b, x) for x in args.anchors]
+
+
 def memory(args, runner):
     """incast -M: what rank 0 (the receiver, n peers) and rank 1 (a sender) map."""
     rows = []
+    runs = memory_runs(args)
     for n in args.mem_peers:
-        for p in args.provs:
+        for label, p, anchor in runs:
             argv = [os.path.join(BENCH_DIR, "incast"), "-M", "-p", p, "-n", str(n),
                     "-s", "8,4K,64K,1M"]
-            for line in runner.run(argv, "memory %s %d peers" % (p, n)) or []:
+            for line in runner.run(argv, "memory %s %d peers" % (label, n),
+                                   anchor_env(args, anchor)) or []:
                 f = line.split()
                 if f[0] == "mem" and int(f[2]) <= 1:
-                    rows.append({"provider": p, "n": n, "rank": int(f[2]),
+                    rows.append({"provider": label, "n": n, "rank": int(f[2]),
                                  "peers": int(f[3]),
                                  "own_kib": int(f[4]), "own_rss_kib": int(f[5]),
                                  "all_kib": int(f[6]), "all_rss_kib": int(f[7]),
@@ -419,7 +623,7 @@ def memory(args, runner):
         "provider", "n", "own", "own_rss", "all", "maps", "own", "all", "maps",
         "own <= 4 MiB and not growing"))
     base = {}
-    for p in args.provs:
+    for p, _, _ in runs:
         for n in args.mem_peers:
             rx = [r for r in rows if r["provider"] == p and r["peers"] == n and r["rank"] == 0]
             tx = [r for r in rows if r["provider"] == p and r["n"] == n and r["rank"] == 1]
@@ -435,6 +639,59 @@ def memory(args, runner):
     return rows
 
 
+def cliffs_of(args, bench, rows, floor):
+    """The first provider's cliffs in rows, each with the copy alone's step there."""
+    out = []
+    for r in rows:
+        st = r["step_" + args.provs[0]]
+        if st is None or st >= CLIFF:
+            continue
+        cliff = "%s at %s (%.2f" % (bench, fmt_size(r["size"]), st)
+        fst = floor_step(floor, r["size"]) if bench == "latency" else None
+        if fst is not None:
+            cliff += "; the copy alone: %.2f%s" % (fst, ", a cliff too" if fst < CLIFF else "")
+        out.append(cliff + ")")
+    return out
+
+
+def report(args, timed, raw, out):
+    """Prints the tables of the timed benchmarks in their order and plots
+    them; returns (summary rows, floor vs latency rows, cliffs)."""
+    floor = summarize_floor(raw)
+    tables = {bench: {x: summarize(args, bench, raw, x) for x in args.anchors}
+              for bench in timed if bench not in NO_LIBFABRIC}
+    no_latency = {x: [] for x in args.anchors}
+    floor_lat = floor_rows(args, floor, tables.get("latency", no_latency)) \
+        if "floor" in timed else []
+    summary, cliffs = [], []
+    for bench in timed:
+        if bench == "floor":
+            print_floor(floor)
+            print_floor_latency(args, floor_lat, args.anchors)
+        elif bench == "ring":
+            print_ring(args, raw)
+        elif any(tables[bench].values()):
+            print_table(args, bench, tables[bench])
+            summary += [r for rows in tables[bench].values() for r in rows]
+            cliffs += cliffs_of(args, bench, tables[bench][args.anchors[0]], floor)
+            try:
+                plot(args, bench, tables[bench], raw, os.path.join(out, bench + ".png"))
+            except ImportError as e:
+                print("# no plot (%s): install python3-matplotlib" % e)
+    for anchor in args.anchors:
+        print_placements(args, raw, anchor)
+    return summary, floor_lat, cliffs
+
+
+def targets_met(args, rows):
+    """'M of N against ...' for each anchor, from rows with anchor and met."""
+    parts = []
+    for anchor in args.anchors:
+        met = [r["met"] for r in rows if r["anchor"] == anchor and r["met"] is not None]
+        parts.append("%d of %d against %s" % (sum(met), len(met), shm_label(args, anchor)))
+    return ", ".join(parts)
+
+
 def write_csv(path, rows):
     if not rows:
         return
@@ -447,7 +704,8 @@ def write_csv(path, rows):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-r", "--reps", type=int, default=40,
-                    help="repetitions of every benchmark (default 40: a few minutes)")
+                    help="repetitions of every benchmark (default 40: a few minutes "
+                    "per libfabric)")
     ap.add_argument("-o", "--out", help="results directory (default "
                     "bench-results/<date-time>)")
     ap.add_argument("-b", "--bench",
@@ -459,6 +717,14 @@ def main():
                     FLOOR_SIZES)
     ap.add_argument("-p", "--provs", default="xshm,shm",
                     help="the two providers; ratio = first / second (default xshm,shm)")
+    ap.add_argument("--anchors", default="1.17,2.6",
+                    help="the libfabrics to run on: 1.17 (the one the processes load, "
+                    "Debian's), 2.6 (through LD_LIBRARY_PATH) or both (default 1.17,2.6)")
+    ap.add_argument("--libfabric-26", default=os.environ.get("XSHM_LIBFABRIC_26") or
+                    os.path.normpath(os.path.join(BENCH_DIR, "..", "..", "build",
+                                                  "libfabric-2.6")),
+                    help="libfabric 2.6's install prefix (default $XSHM_LIBFABRIC_26, "
+                    "else build/libfabric-2.6)")
     ap.add_argument("-s", "--sizes", help="latency and bandwidth sizes, as the "
                     "programs' -s (default 1 B to 4 MiB and the thresholds)")
     ap.add_argument("--ring-sizes", default=RING_SIZES,
@@ -503,16 +769,18 @@ def main():
         if bench not in TARGETS and bench != "memory":
             ap.error("unknown benchmark %s" % bench)
     command = os.environ.get("XSHM_BENCH_COMMAND") or shlex.join(sys.argv)
+    print("# command: %s" % command)
+    args.anchors = choose_anchors(ap, args)
     out = args.out or os.path.join("bench-results", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
 
-    print("# command: %s" % command)
     print("# %s, %d CPUs, load average %s, FI_PROVIDER_PATH=%s" % (
         time.strftime("%Y-%m-%d %H:%M:%S"), os.cpu_count(),
         " ".join("%.2f" % x for x in os.getloadavg()), os.environ.get("FI_PROVIDER_PATH")))
     if os.getloadavg()[0] > os.cpu_count():
         print("# WARNING: load average above the number of CPUs: other work competes "
               "with the benchmarks' busy polling; consider -y or a quieter moment")
+    print_anchors(args)
     print("# medians of %d repetitions; ratio = %s / %s of the medians, pairs = median "
           "of the per-repetition ratios; every point of every repetition measures both "
           "providers back to back" % (args.reps, *args.provs))
@@ -522,47 +790,16 @@ def main():
     raw = []
     timed = [b for b in benches if b != "memory"]
     elapsed = measure(args, runner, timed, raw) if timed else 0
-    summary = []
-    met = total = 0
-    cliffs = []
-    floor = summarize_floor(raw)
-    for bench in timed:
-        if bench == "floor":
-            print_floor(floor)
-            continue
-        if bench == "ring":
-            print_ring(args, raw)
-            continue
-        rows = summarize(args, bench, raw)
-        if not rows:
-            continue
-        summary += rows
-        print_table(args, bench, rows)
-        for r in rows:
-            if r["met"] is not None:
-                total += 1
-                met += r["met"]
-            st = r["step_" + args.provs[0]]
-            if st is not None and st < CLIFF:
-                cliff = "%s at %s (%.2f" % (bench, fmt_size(r["size"]), st)
-                fst = floor_step(floor, r["size"]) if bench == "latency" else None
-                if fst is not None:
-                    cliff += "; the copy alone: %.2f%s" % (
-                        fst, ", a cliff too" if fst < CLIFF else "")
-                cliffs.append(cliff + ")")
-        png = os.path.join(out, bench + ".png")
-        try:
-            plot(args, bench, rows, raw, png)
-        except ImportError as e:
-            print("# no plot (%s): install python3-matplotlib" % e)
-    print_placements(args, raw)
+    summary, floor_lat, cliffs = report(args, timed, raw, out)
     mem = memory(args, runner) if "memory" in benches else []
 
     write_csv(os.path.join(out, "raw.csv"), raw)
     write_csv(os.path.join(out, "summary.csv"), summary)
+    write_csv(os.path.join(out, "floor.csv"), floor_lat)
     write_csv(os.path.join(out, "memory.csv"), mem)
-    print("\n# targets met: %d of %d; %s cliffs (%s B/us below %.1f of the next smaller "
-          "size): %s" % (met, total, args.provs[0], args.provs[0], CLIFF,
+    print("\n# targets met: %s; %s cliffs on %s (%s B/us below %.1f of the next smaller "
+          "size): %s" % (targets_met(args, summary + floor_lat), args.provs[0],
+                         args.anchors[0], args.provs[0], CLIFF,
                          ", ".join(cliffs) if cliffs else "none"))
     print("# %.0f s of measurements; raw data, summary and plots in %s/" % (elapsed, out))
     print("# command: %s" % command)
