@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	15
+#define XSHM_LAYOUT_VERSION	16
 #define XSHM_NAME_MAX		48
 
 /*
@@ -132,6 +132,8 @@ enum {
 				   the back of it into the receiver's buffers
 				   (a struct xshm_rts, msg_size bytes), with
 				   claims of generation tag (split.h) */
+	XSHM_OP_TIMING,		/* receiver to sender of XSHM_CMD_TIMED
+				   message ack_id: a struct xshm_timing */
 };
 
 /* Where a command's payload is. */
@@ -148,6 +150,7 @@ enum {
 #define XSHM_CMD_REMOTE_CQ_DATA	(1u << 0)
 #define XSHM_CMD_ACK		(1u << 1)	/* ack the message once matched */
 #define XSHM_CMD_PUSH		(1u << 2)	/* RTS: the sender takes offers */
+#define XSHM_CMD_TIMED		(1u << 3)	/* report its time, id in ack_id */
 
 /*
  * A command cell as a sender writes it.  XSHM_PROTO_SHORT, the common small
@@ -237,6 +240,16 @@ struct xshm_rts {
 		uint64_t base;
 		uint64_t len;
 	} iov[XSHM_RTS_IOV_MAX];
+};
+
+/*
+ * XSHM_OP_TIMING's payload: when the receiver became ready for the timed
+ * message (its previous large message done, or its receive posted late)
+ * and when it completed it, CLOCK_MONOTONIC ns (shm/path_choice.h).
+ */
+struct xshm_timing {
+	uint64_t ready_ns;
+	uint64_t done_ns;
 };
 
 /* Free-index queue cell of the pool. */

@@ -51,6 +51,13 @@ void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id,
 	xshm_dlist_append(&ep->acks_out, &out->link);
 }
 
+uint32_t xshm_ack_new_id(struct xshm_ep *ep)
+{
+	if (++ep->next_ack_id == 0)	/* 0 means "no ack" */
+		ep->next_ack_id = 1;
+	return ep->next_ack_id;
+}
+
 void xshm_ack_flush(struct xshm_ep *ep)
 {
 	while (!xshm_dlist_empty(&ep->acks_out)) {

@@ -41,9 +41,20 @@ static void define_params(void)
 		"process_vm_writev (default: yes, when the kernel allows it). "
 		"With no, large messages are copied through bounce buffers in "
 		"pieces.");
+	fi_param_define(&xshm_prov, "path", FI_PARAM_STRING,
+		"How large messages choose between bounce buffers and the "
+		"single copy: auto (each sender times both to each receiver, "
+		"by size, and takes the cheaper) or static (by size and pages: "
+		"scopy_threshold, scopy_huge_min, scopy_huge_stream_min). "
+		"Default: auto, or static when one of those three is set.");
+	fi_param_define(&xshm_prov, "path_min", FI_PARAM_SIZE_T,
+		"With path=auto, messages larger than this many bytes take "
+		"the path measured cheaper; smaller ones, bounce buffers "
+		"(default: %zu).", (size_t) XSHM_PATH_MIN);
 	fi_param_define(&xshm_prov, "scopy_threshold", FI_PARAM_SIZE_T,
-		"Messages larger than this many bytes always take the single "
-		"copy (default: %zu).", (size_t) XSHM_SCOPY_THRESHOLD);
+		"With path=static, messages larger than this many bytes always "
+		"take the single copy (default: %zu).",
+		(size_t) XSHM_SCOPY_THRESHOLD);
 	fi_param_define(&xshm_prov, "scopy_huge_min", FI_PARAM_SIZE_T,
 		"Messages larger than this many bytes, up to scopy_threshold, "
 		"take the single copy when the buffers of both sides lie on "
@@ -175,6 +186,48 @@ static enum xshm_peer_abi param_peer_abi(void)
 	return XSHM_PEER_ABI_AUTO;
 }
 
+/* A size parameter set in the environment. */
+static bool param_is_set(const char *name)
+{
+	size_t value;
+
+	return !fi_param_get_size_t(&xshm_prov, name, &value);
+}
+
+/*
+ * FI_XSHM_PATH, else static when a size of the static choice is set: a
+ * user or a test that sets one wants it obeyed.
+ */
+static bool param_path_auto(void)
+{
+	char *text = NULL;
+
+	if (!fi_param_get_str(&xshm_prov, "path", &text) && text) {
+		if (!strcmp(text, "auto"))
+			return true;
+		if (!strcmp(text, "static"))
+			return false;
+		XSHM_WARN(FI_LOG_CORE, "ignoring FI_XSHM_PATH=%s\n", text);
+	}
+	return !param_is_set("scopy_threshold") &&
+	       !param_is_set("scopy_huge_min") &&
+	       !param_is_set("scopy_huge_stream_min");
+}
+
+/* The smallest size whose path is not bounce buffers whatever happens. */
+static size_t path_min(void)
+{
+	size_t min = xshm_params.scopy_threshold;
+
+	if (xshm_params.path_auto)
+		return param_size("path_min", XSHM_PATH_MIN, SIZE_MAX);
+	if (xshm_params.scopy_huge_min < min)
+		min = xshm_params.scopy_huge_min;
+	if (xshm_params.scopy_huge_stream_min < min)
+		min = xshm_params.scopy_huge_stream_min;
+	return min;
+}
+
 static void xshm_read_params(void)
 {
 	define_params();
@@ -187,6 +240,8 @@ static void xshm_read_params(void)
 	xshm_params.scopy_huge_stream_min =
 		param_size("scopy_huge_stream_min", XSHM_SCOPY_HUGE_STREAM_MIN,
 			   SIZE_MAX);
+	xshm_params.path_auto = param_path_auto();
+	xshm_params.path_min = path_min();
 	xshm_params.cells_threshold = param_size("cells_threshold",
 						 XSHM_CELLS_THRESHOLD,
 						 XSHM_CELLS_MSG_MAX);

@@ -45,7 +45,8 @@ int xshm_ep_drain(struct xshm_ep *ep, int budget)
 /* An ack of one of our sends, or an offer to help copy one. */
 static bool is_reply(const struct xshm_cmd *cmd)
 {
-	return cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_OFFER;
+	return cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_OFFER ||
+	       cmd->op == XSHM_OP_TIMING;
 }
 
 /*

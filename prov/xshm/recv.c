@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "xshm.h"
+#include "shm/clock.h"
 
 static size_t entry_capacity(const struct fi_peer_rx_entry *entry)
 {
@@ -69,6 +70,8 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	}
 	ack_if_asked(msg, pulled ? EIO : 0);
 	/* after the ack, which the sender's completion waits for */
+	xshm_path_received(ep, msg->src_ep_id, msg->cmd_flags, msg->ack_id,
+			   msg->size, msg->ready_ns);
 	if (xshm_scopy_by_pages_either(msg->size))
 		xshm_rx_large_pages(ep, entry, len);
 	entry->srx->owner_ops->free_entry(entry);
@@ -533,6 +536,8 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	entry->srx->owner_ops->free_entry(entry);
 	if ((cmd->flags & XSHM_CMD_ACK) && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, 0);
+	xshm_path_received(ep, cmd->src_ep_id, cmd->flags, cmd->ack_id,
+			   cmd->msg_size, 0);
 	return whole_cells(cmd, pieces);
 }
 
@@ -654,6 +659,9 @@ static inline bool cmd_valid(const struct xshm_ep *ep,
 	if (cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_ABORT)
 		return cmd->proto == XSHM_PROTO_INLINE && !cmd->chunk_len &&
 		       !cmd->msg_size;
+	if (cmd->op == XSHM_OP_TIMING)
+		return cmd->proto == XSHM_PROTO_INLINE && !cmd->msg_size &&
+		       cmd->chunk_len == sizeof(struct xshm_timing);
 	if (cmd->proto == XSHM_PROTO_RTS)
 		return (cmd->op == XSHM_OP_MSG || cmd->op == XSHM_OP_TAGGED ||
 			cmd->op == XSHM_OP_OFFER) &&
@@ -806,6 +814,13 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	case XSHM_OP_OFFER:
 		xshm_rts_offered(ep, &cmd, &rts);
 		break;
+	case XSHM_OP_TIMING: {
+		struct xshm_timing timing;
+
+		memcpy(&timing, payload.piece[0], sizeof(timing));
+		xshm_path_timing(ep, &cmd, &timing);
+		break;
+	}
 	default:
 		if (!handle_first(ep, &cmd, &payload))
 			return 0;
@@ -863,6 +878,8 @@ static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 	free(msg->staging);
 	msg->staging = NULL;
 	msg->started = true;
+	if (msg->cmd_flags & XSHM_CMD_TIMED)	/* posted after it came */
+		msg->ready_ns = xshm_now_ns();
 	if (msg->received == msg->size)
 		finish_arrival(msg);
 	return 0;

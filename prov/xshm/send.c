@@ -31,7 +31,7 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	cmd->cq_data = op->data;
 	cmd->msg_size = op->total;
 	cmd->chunk_len = chunk_len;
-	cmd->ack_id = op->ack_id;
+	cmd->ack_id = op->ack_id ? op->ack_id : op->timed_id;
 }
 
 /*
@@ -409,57 +409,11 @@ static ssize_t queue_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
 	return 0;
 }
 
-static bool can_pull(const struct xshm_ep *ep, const struct xshm_region *peer,
-		     uint64_t flags)
-{
-	return ep->scopy && !(flags & FI_INJECT) &&
-	       (peer->hdr->features & XSHM_FEATURE_PULL);
-}
-
-/* The largest messages take the single copy, where the receiver can. */
-static bool is_pulled(const struct xshm_ep *ep, const struct xshm_region *peer,
-		      size_t total, uint64_t flags)
-{
-	return total > xshm_params.scopy_threshold && can_pull(ep, peer, flags);
-}
-
-/*
- * Whether a send of a size the pages choose for joins a stream rather
- * than stands alone: the endpoint's latest such send went to the same
- * receiver, and no receive has completed since.  In a ping-pong the reply
- * comes in between; in a halo exchange the receivers alternate.  A lone
- * send on huge pages bounces up to a larger size than one in a stream
- * (fi_xshm.7): bounce buffers, both processes copying at once and the data
- * left in the receiver's cache, give the lower latency there, where the
- * single copy gives a stream more bandwidth.
- */
-static bool joins_stream(struct xshm_ep *ep, fi_addr_t dest)
-{
-	bool stream = ep->large_sent.dest == dest &&
-		      ep->large_sent.rx_reported == ep->rx_reported;
-
-	ep->large_sent.dest = dest;
-	ep->large_sent.rx_reported = ep->rx_reported;
-	return stream;
-}
-
-/* Messages of the sizes the pages choose for (large_path.c). */
-static bool chooses_split(struct xshm_ep *ep, const struct xshm_region *peer,
-			  const struct iovec *iov, size_t count, size_t total,
-			  fi_addr_t dest, uint64_t flags)
-{
-	/* only such sizes mark the stream (joins_stream) */
-	if (!can_pull(ep, peer, flags) || !xshm_scopy_by_pages_either(total) ||
-	    !xshm_scopy_by_pages(total, joins_stream(ep, dest)))
-		return false;
-	return xshm_tx_large_pages(ep, peer, iov, count, total);
-}
-
 static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
-		    struct xshm_tx_op *op, uint8_t kind,
-		    const struct iovec *iov, size_t count, size_t total,
-		    fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
-		    uint64_t flags)
+		    struct xshm_tx_op *op, const struct xshm_send_path *path,
+		    uint8_t kind, const struct iovec *iov, size_t count,
+		    size_t total, fi_addr_t dest, uint64_t tag, uint64_t data,
+		    void *context, uint64_t flags)
 {
 	op->op = kind;
 	op->cmd_flags = (flags & FI_REMOTE_CQ_DATA) ? XSHM_CMD_REMOTE_CQ_DATA : 0;
@@ -471,9 +425,11 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	op->cq_entry = flags & FI_COMPLETION;
 	op->fence = flags & FI_FENCE;
 	op->ack_id = 0;
+	op->timed_id = path->timed_id;
+	if (op->timed_id)
+		op->cmd_flags |= XSHM_CMD_TIMED;
 	op->total = total;
-	op->rts = is_pulled(ep, peer, total, flags) ||
-		  chooses_split(ep, peer, iov, count, total, dest, flags);
+	op->rts = path->rts;
 	if (op->rts)
 		op->cmd_flags |= XSHM_CMD_PUSH;
 	op->cells = !op->rts && total > XSHM_INLINE_MAX &&
@@ -484,9 +440,7 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 	op->started = false;
 	if (op->rts || (flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE))) {
 		op->cmd_flags |= XSHM_CMD_ACK;
-		if (++ep->next_ack_id == 0)	/* 0 means "no ack" */
-			ep->next_ack_id = 1;
-		op->ack_id = ep->next_ack_id;
+		op->ack_id = op->timed_id ? op->timed_id : xshm_ack_new_id(ep);
 	}
 }
 
@@ -522,7 +476,8 @@ static const uint8_t whole_proto[] = {
 /* The header of a whole message, in its cells or in bounce buffer index. */
 static void fill_whole(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		       enum whole_kind where, uint32_t index, uint8_t kind,
-		       size_t total, uint64_t tag, uint64_t data, uint64_t flags)
+		       size_t total, uint64_t tag, uint64_t data, uint64_t flags,
+		       uint32_t timed_id)
 {
 	cmd->op = kind;
 	cmd->proto = whole_proto[where];
@@ -537,7 +492,9 @@ static void fill_whole(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	cmd->cq_data = data;
 	cmd->msg_size = total;
 	cmd->buf_index = index;
-	cmd->ack_id = 0;
+	cmd->ack_id = timed_id;
+	if (timed_id)
+		cmd->flags |= XSHM_CMD_TIMED;
 }
 
 /* The peer took nothing: its ring or pool is full, or it is dead. */
@@ -627,9 +584,10 @@ static void warm_next(struct xshm_ep *ep, fi_addr_t dest,
  * pushed, else why not, as xshm_send returns it.
  */
 static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
-			  uint8_t kind, const struct iovec *iov, size_t count,
-			  size_t total, fi_addr_t dest, uint64_t tag,
-			  uint64_t data, void *context, uint64_t flags)
+			  uint32_t timed_id, uint8_t kind,
+			  const struct iovec *iov, size_t count, size_t total,
+			  fi_addr_t dest, uint64_t tag, uint64_t data,
+			  void *context, uint64_t flags)
 {
 	struct xshm_region *region = &peer->peer;
 	enum whole_kind where = whole_kind_of(ep, region, total, flags);
@@ -645,7 +603,8 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 		goto give_back;
 	head = fill_whole_payload(ep, region, cmd, pos, where, index, iov,
 				  count, total);
-	fill_whole(cmd, ep, where, index, kind, total, tag, data, flags);
+	fill_whole(cmd, ep, where, index, kind, total, tag, data, flags,
+		   timed_id);
 	if (where != WHOLE_BUF)
 		fill_cell_head(where == WHOLE_SHORT ? cmd->short_data :
 						      cmd->data,
@@ -673,11 +632,11 @@ give_back:
  * needs no ack.
  */
 static bool takes_whole_path(const struct xshm_ep *ep,
-			     const struct xshm_region *peer, size_t total,
+			     const struct xshm_region *peer,
+			     const struct xshm_send_path *path, size_t total,
 			     uint64_t flags)
 {
-	return total <= peer->pool.buf_size + XSHM_BUF_TAIL_MAX &&
-	       !is_pulled(ep, peer, total, flags) &&
+	return total <= peer->pool.buf_size + XSHM_BUF_TAIL_MAX && !path->rts &&
 	       xshm_dlist_empty(&ep->tx_queue) &&
 	       !(flags & (FI_DELIVERY_COMPLETE | FI_MATCH_COMPLETE)) &&
 	       !((flags & FI_FENCE) && !xshm_dlist_empty(&ep->tx_wait_ack));
@@ -705,14 +664,15 @@ static int finish_rts_or_op(struct xshm_ep *ep, struct xshm_tx_op *op)
  * not pay for this one's stack frame.
  */
 static __attribute__((noinline)) ssize_t
-send_op(struct xshm_ep *ep, struct xshm_av_entry *peer, uint8_t kind,
+send_op(struct xshm_ep *ep, struct xshm_av_entry *peer,
+	const struct xshm_send_path *path, uint8_t kind,
 	const struct iovec *iov, size_t count, size_t total, fi_addr_t dest,
 	uint64_t tag, uint64_t data, void *context, uint64_t flags)
 {
 	struct xshm_tx_op op;
 
-	init_op(ep, &peer->peer, &op, kind, iov, count, total, dest, tag, data,
-		context, flags);
+	init_op(ep, &peer->peer, &op, path, kind, iov, count, total, dest, tag,
+		data, context, flags);
 	op.dest_ep_id = peer->addr.ep_id;
 	op.dest_owner = peer->owner;
 	if (!xshm_dlist_empty(&ep->tx_queue) || fence_blocks(ep, &op))
@@ -729,6 +689,7 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		  size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
 		  void *context, uint64_t flags)
 {
+	struct xshm_send_path path = { 0 };
 	struct xshm_av_entry *peer;
 	size_t total;
 	ssize_t ret = check_send(ep, iov, count, flags, &total);
@@ -737,12 +698,15 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = xshm_av_peer(ep->av, dest, &peer);
-	if (!ret && takes_whole_path(ep, &peer->peer, total, flags))
-		ret = send_whole(ep, peer, kind, iov, count, total, dest, tag,
-				 data, context, flags);
+	if (!ret && total > xshm_params.path_min)
+		path = xshm_path_choose(ep, peer, iov, count, total, dest,
+					flags);
+	if (!ret && takes_whole_path(ep, &peer->peer, &path, total, flags))
+		ret = send_whole(ep, peer, path.timed_id, kind, iov, count,
+				 total, dest, tag, data, context, flags);
 	else if (!ret)
-		ret = send_op(ep, peer, kind, iov, count, total, dest, tag,
-			      data, context, flags);
+		ret = send_op(ep, peer, &path, kind, iov, count, total, dest,
+			      tag, data, context, flags);
 	xshm_lock_release(&ep->domain->lock);
 	return ret;
 }

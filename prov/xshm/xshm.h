@@ -29,6 +29,7 @@
 #include "shm/scopy/huge.h"
 #include "shm/scopy/scopy.h"
 #include "shm/region.h"
+#include "shm/path_choice.h"
 #include "shm/store_choice.h"
 #include "shm/sweep.h"
 
@@ -58,7 +59,14 @@
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
 #define XSHM_SWEEP_POLLS	64	/* idle polls between sweep checks */
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
-/* Measured defaults (fi_xshm.7): larger messages take the single copy... */
+/* Larger messages take the path measured cheaper (shm/path_choice.h). */
+#define XSHM_PATH_MIN		(8 << 10)
+#define XSHM_PATH_CHOICES	16	/* receivers' path choices it keeps */
+#define XSHM_PATH_TIMED		32	/* timed sends it awaits reports of */
+/*
+ * With FI_XSHM_PATH=static, measured defaults (fi_xshm.7): larger messages
+ * take the single copy...
+ */
 #define XSHM_SCOPY_THRESHOLD	(4 << 20)
 /* ... and larger than this, when both sides' buffers are on huge pages... */
 #define XSHM_SCOPY_HUGE_MIN	(512 << 10)
@@ -160,6 +168,9 @@ static inline void xshm_lock_release(struct xshm_lock *lock)
 struct xshm_params {
 	uint64_t node_id;
 	bool cma;			/* single copy allowed */
+	bool path_auto;			/* measured path choice, not the sizes */
+	/* larger messages have a choice of path (path.c) */
+	size_t path_min;
 	size_t scopy_threshold;		/* larger messages: single copy */
 	size_t scopy_huge_min;		/* larger ones, up to the threshold: by pages */
 	size_t scopy_huge_stream_min;	/* the same for a send in a stream */
@@ -193,6 +204,8 @@ extern struct xshm_params xshm_params;
  */
 static inline bool xshm_scopy_by_pages(size_t total, bool in_stream)
 {
+	if (xshm_params.path_auto)
+		return false;
 	size_t min = in_stream ? xshm_params.scopy_huge_stream_min :
 				 xshm_params.scopy_huge_min;
 
@@ -613,6 +626,7 @@ struct xshm_tx_op {
 	bool rts;			/* the receiver pulls it (single copy) */
 	bool cells;			/* whole in a run of cells */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: completes on its ack */
+	uint32_t timed_id;		/* XSHM_CMD_TIMED: its time reported */
 	struct xshm_owner dest_owner;	/* the receiver process it was posted to */
 };
 
@@ -637,6 +651,7 @@ struct xshm_rx_msg {
 	struct xshm_owner src_owner;	/* the sender's process, if known */
 	bool is_rts;			/* to be pulled from the sender */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
+	uint64_t ready_ns;		/* XSHM_CMD_TIMED: its receive posted late */
 	struct xshm_srx_view *orphan_view;	/* held once its ep closed */
 	bool owner_frees_discarded;	/* see xshm_ep */
 	struct xshm_rts rts;		/* last: set only when is_rts */
@@ -691,7 +706,7 @@ struct xshm_ep {
 	/* the pages under its latest large send and receive (large_path.c) */
 	struct xshm_huge_memo tx_pages, rx_pages;
 	uint64_t rx_reported;		/* receive completions, errors too */
-	struct xshm_large_sent {	/* send.c: its latest send by pages */
+	struct xshm_large_sent {	/* path.c: its latest large send */
 		fi_addr_t dest;
 		uint64_t rx_reported;	/* the endpoint's count then */
 	} large_sent;
@@ -710,6 +725,21 @@ struct xshm_ep {
 	} warm;
 	/* bounce_fill.c: receivers whose mapping ids share a slot share it */
 	struct xshm_store_choice store_choices[XSHM_STORE_CHOICES];
+	/* path.c: the same for the path of large sends */
+	struct xshm_path_slot {
+		uint64_t mapping_id;	/* of the receiver's region; 0: fresh */
+		struct xshm_path_choice choice;
+	} path_choices[XSHM_PATH_CHOICES];
+	struct xshm_path_timed {	/* path.c: sends awaiting their time */
+		uint64_t dest_ep_id;
+		uint64_t start_ns;
+		size_t len;
+		struct xshm_path_class *cls;
+		uint64_t mapping_id;	/* of the receiver whose class it is */
+		uint32_t id;		/* its ack_id; 0: none */
+		enum xshm_path path;
+	} path_timed[XSHM_PATH_TIMED];
+	uint64_t rx_large_done_ns;	/* path.c: the last large receive done */
 	struct xshm_buf_done {		/* buf_return.c */
 		uint32_t index;
 		uint64_t borrower;
@@ -775,6 +805,8 @@ void xshm_ack_send(struct xshm_ep *ep, uint64_t sender_ep_id, uint32_t ack_id,
 		   int status);
 struct xshm_region *xshm_av_sender_region(struct xshm_av *av, uint64_t ep_id);
 void xshm_ack_flush(struct xshm_ep *ep);
+/* A new id for an ack or a timing; never 0. */
+uint32_t xshm_ack_new_id(struct xshm_ep *ep);
 void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		       int status);
 void xshm_ack_reap(struct xshm_ep *ep);
@@ -803,6 +835,28 @@ void xshm_rx_large_pages(struct xshm_ep *ep,
 			 const struct fi_peer_rx_entry *entry, size_t len);
 bool xshm_tx_large_pages(struct xshm_ep *ep, const struct xshm_region *peer,
 			 const struct iovec *iov, size_t count, size_t total);
+
+/* path.c: which path a large send takes, and the timings that choose it. */
+struct xshm_send_path {
+	bool rts;		/* the single copy; else bounce buffers */
+	uint32_t timed_id;	/* XSHM_CMD_TIMED with this id; 0: untimed */
+};
+struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
+				       const struct xshm_av_entry *peer,
+				       const struct iovec *iov, size_t count,
+				       size_t total, fi_addr_t dest,
+				       uint64_t flags);
+/* Sender: the receiver's XSHM_OP_TIMING for one of its timed sends. */
+void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		      const struct xshm_timing *timing);
+/*
+ * Receiver: a message of size bytes completed; ready_ns when its receive
+ * was posted after it arrived, else 0.
+ */
+void xshm_path_received(struct xshm_ep *ep, uint64_t sender_ep_id,
+			uint16_t cmd_flags, uint32_t id, size_t size,
+			uint64_t ready_ns);
+
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
 void xshm_rx_sender_died(struct xshm_rx_msg *msg);

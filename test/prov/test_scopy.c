@@ -1223,6 +1223,12 @@ struct pages_step {
 	const char *name;
 };
 
+/* The pages choose only with FI_XSHM_PATH=static; auto measures instead. */
+static void use_static_path(void)
+{
+	XT_ASSERT(setenv("FI_XSHM_PATH", "static", 1) == 0, "setenv");
+}
+
 static void pages_steps(const struct pages_step *steps, int n, uint64_t seed)
 {
 	struct rig r;
@@ -1482,6 +1488,67 @@ START_TEST(order_mixed_sizes_match_in_send_order)
 }
 END_TEST
 
+/* ---- the path measured (FI_XSHM_PATH=auto) or forced ---- */
+
+/*
+ * Unexpected messages of one size class to a fresh receiver: whether each
+ * send completed before its receive was posted tells the path it took.
+ */
+#define PATH_SIZE	(64 * KiB + 4099)
+
+static void path_steps(const enum early *early, int n, uint64_t seed)
+{
+	struct pages_step steps[5];
+
+	for (int k = 0; k < n; k++)
+		steps[k] = (struct pages_step) { PATH_SIZE, false, false, early[k],
+						 "path" };
+	pages_steps(steps, n, seed);
+}
+
+/*
+ * While a class is young, every other send probes the path not chosen.
+ * The first send stands alone (no large send before it), the others join
+ * a stream (no receive completes at the sender): a class of their own.
+ */
+START_TEST(auto_path_probes_the_single_copy_while_young)
+{
+	static const enum early early[] = { EARLY_DONE, EARLY_DONE, EARLY_HELD, EARLY_DONE,
+					    EARLY_HELD };
+
+	set_env("FI_XSHM_PATH", "auto");
+	path_steps(early, 5, 300);
+}
+END_TEST
+
+START_TEST(static_path_bounces_below_the_threshold)
+{
+	static const enum early early[] = { EARLY_DONE, EARLY_DONE, EARLY_DONE, EARLY_DONE };
+
+	set_env("FI_XSHM_PATH", "static");
+	path_steps(early, 4, 310);
+}
+END_TEST
+
+START_TEST(a_threshold_set_forces_the_single_copy)
+{
+	static const enum early early[] = { EARLY_HELD, EARLY_HELD, EARLY_HELD, EARLY_HELD };
+
+	set_env("FI_XSHM_SCOPY_THRESHOLD", "32768");
+	path_steps(early, 4, 320);
+}
+END_TEST
+
+START_TEST(cma_off_bounces_whatever_the_path)
+{
+	static const enum early early[] = { EARLY_DONE, EARLY_DONE, EARLY_DONE, EARLY_DONE };
+
+	set_env("FI_XSHM_CMA", "0");
+	set_env("FI_XSHM_PATH", "auto");
+	path_steps(early, 4, 330);
+}
+END_TEST
+
 static Suite *scopy_suite(void)
 {
 	Suite *s = suite_create("scopy");
@@ -1495,6 +1562,7 @@ static Suite *scopy_suite(void)
 	TCase *dflt = tcase_create("default");
 	TCase *split = tcase_create("split");
 	TCase *pages = tcase_create("pages");
+	TCase *path = tcase_create("path");
 	TCase *fixed[] = { sz, iov, split, fail, comp, ord };
 
 	for (size_t i = 0; i < N(fixed); i++)
@@ -1535,8 +1603,15 @@ static Suite *scopy_suite(void)
 	tcase_add_loop_test(thr, threshold_moved_inject_is_still_copied, 0, 2);
 	suite_add_tcase(s, thr);
 
+	tcase_set_timeout(path, 60);
+	tcase_add_test(path, auto_path_probes_the_single_copy_while_young);
+	tcase_add_test(path, static_path_bounces_below_the_threshold);
+	tcase_add_test(path, a_threshold_set_forces_the_single_copy);
+	tcase_add_test(path, cma_off_bounces_whatever_the_path);
+	suite_add_tcase(s, path);
 	if (test_huge_pages_usable("test_scopy")) {
 		tcase_set_timeout(pages, 60);
+		tcase_add_checked_fixture(pages, use_static_path, NULL);
 		tcase_add_test(pages, sizes_by_pages_take_the_single_copy_when_both_sides_are_huge);
 		tcase_add_test(pages, sizes_by_pages_start_above_512_kib_alone);
 		tcase_add_test(pages, sizes_by_pages_in_a_stream_start_above_128_kib);

@@ -1,0 +1,102 @@
+/* See path_choice.h for what is measured and why. */
+#include "estimate.h"
+#include "path_choice.h"
+
+unsigned int xshm_path_class_of(size_t len, size_t min)
+{
+	unsigned int cls = 0;
+
+	while (cls < XSHM_PATH_CLASSES - 1 && len > 2 * min) {
+		min *= 2;
+		cls++;
+	}
+	return cls;
+}
+
+void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
+			   size_t scopy_min)
+{
+	for (int stream = 0; stream < 2; stream++) {
+		for (unsigned int i = 0; i < XSHM_PATH_CLASSES; i++) {
+			struct xshm_path_class *cls = &choice->classes[stream][i];
+			/* the largest message of the class, but for the last */
+			size_t top = min << (i + 1);
+
+			*cls = (struct xshm_path_class) { .chosen =
+				i < XSHM_PATH_CLASSES - 1 && top <= scopy_min ?
+				XSHM_PATH_BOUNCE : XSHM_PATH_SCOPY };
+		}
+	}
+}
+
+static bool young(const struct xshm_path_class *cls, enum xshm_path path)
+{
+	return cls->samples[path] < XSHM_PATH_YOUNG;
+}
+
+struct xshm_path_class *xshm_path_class_for(struct xshm_path_choice *choice,
+					    bool in_stream, size_t len,
+					    size_t min)
+{
+	struct xshm_path_class *classes = choice->classes[in_stream];
+	unsigned int i = xshm_path_class_of(len, min);
+
+	if (classes[i].sends)
+		return &classes[i];
+	for (unsigned int below = i; below-- > 0;) {
+		if (young(&classes[below], XSHM_PATH_BOUNCE) ||
+		    young(&classes[below], XSHM_PATH_SCOPY))
+			continue;
+		if (classes[below].chosen == XSHM_PATH_SCOPY)
+			classes[i].chosen = XSHM_PATH_SCOPY;
+		break;
+	}
+	return &classes[i];
+}
+
+static enum xshm_path other_path(enum xshm_path path)
+{
+	return path == XSHM_PATH_BOUNCE ? XSHM_PATH_SCOPY : XSHM_PATH_BOUNCE;
+}
+
+static uint32_t probe_every(const struct xshm_path_class *cls,
+			    enum xshm_path other)
+{
+	if (young(cls, other))
+		return XSHM_PATH_PROBE_YOUNG;
+	if (cls->cost[other] > 2 * (uint64_t) cls->cost[cls->chosen])
+		return XSHM_PATH_PROBE_FAR;
+	return XSHM_PATH_PROBE_EVERY;
+}
+
+struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)
+{
+	enum xshm_path other = other_path(cls->chosen);
+
+	cls->sends++;
+	if (cls->sends % probe_every(cls, other) == 0)
+		return (struct xshm_path_pick) { other, true };
+	return (struct xshm_path_pick) {
+		cls->chosen,
+		young(cls, cls->chosen) ||
+		cls->sends % XSHM_PATH_TIME_EVERY == 0,
+	};
+}
+
+void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
+		      uint64_t ns, size_t len)
+{
+	enum xshm_path other = other_path(cls->chosen);
+
+	if (!len)
+		return;
+	if (cls->samples[path] < XSHM_PATH_YOUNG)
+		cls->samples[path]++;
+	if (cls->samples[path] == 1)
+		return;		/* the first, cold */
+	xshm_estimate_per_kib(&cls->cost[path], ns, len);
+	if (cls->cost[other] && cls->cost[cls->chosen] &&
+	    (uint64_t) cls->cost[other] * 100 <
+	    (uint64_t) cls->cost[cls->chosen] * XSHM_PATH_SWITCH_BELOW)
+		cls->chosen = other;
+}

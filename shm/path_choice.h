@@ -1,0 +1,97 @@
+/*
+ * Which path a large message takes: the pipeline through the receiver's
+ * bounce buffers, or the single copy straight between the two processes'
+ * buffers (shm/scopy/).  No size suits every machine: where the single
+ * copy starts to win ranges from about 16 KiB to beyond 4 MiB, by the
+ * machine, by whether the two CPUs share a cache and by whether the send
+ * buffer is still in the sender's cache (an unchanged buffer, as
+ * benchmarks send, favours the single copy; one just written, the
+ * pipeline).  So the sender measures both on the messages it sends.
+ *
+ * Each receiver's messages are timed from the send to the receiver's
+ * completion, less any time the receiver was not ready for them (busy
+ * with the previous large message, or without a posted receive): in a
+ * ping-pong that is the latency, in a stream the time between two
+ * completions.  Per size class, and apart for lone sends and sends in a
+ * stream, the sender keeps an estimate of each path in ns per KiB
+ * (estimate.h), fed by one in XSHM_PATH_TIME_EVERY of its sends on the
+ * chosen path and by every probe, one send in XSHM_PATH_PROBE_EVERY, on the
+ * other.  The other path wins once it costs less than
+ * XSHM_PATH_SWITCH_BELOW percent of the chosen one.
+ *
+ * A path's first sample pays for first touches (page faults, pages that
+ * the kernel pins for the first time: 4 ms for a first single copy of
+ * 256 KiB, against 7 us after) and is dropped; until each path has
+ * XSHM_PATH_YOUNG samples, every other send probes.  A probe of a path
+ * that costs twice the chosen one costs more than it teaches: those come
+ * only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB here, a bounce probe
+ * every 32 single copies cost 10% of the latency).
+ */
+#ifndef XSHM_SHM_PATH_CHOICE_H
+#define XSHM_SHM_PATH_CHOICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XSHM_PATH_CLASSES	12	/* from min up, doubling; the last open */
+#define XSHM_PATH_PROBE_EVERY	32
+#define XSHM_PATH_PROBE_FAR	256	/* the same while the other costs 2x */
+#define XSHM_PATH_PROBE_YOUNG	2	/* ... while it has few samples */
+#define XSHM_PATH_YOUNG		4	/* samples of a path, the first ignored */
+#define XSHM_PATH_TIME_EVERY	4
+#define XSHM_PATH_SWITCH_BELOW	90
+
+enum xshm_path {
+	XSHM_PATH_BOUNCE,
+	XSHM_PATH_SCOPY,
+};
+
+/* One size class of one receiver's sends; zeroed but for chosen, fresh. */
+struct xshm_path_class {
+	uint32_t cost[2];	/* ns per KiB, by enum xshm_path; 0: untimed */
+	uint8_t samples[2];	/* recorded, up to XSHM_PATH_YOUNG */
+	uint32_t sends;		/* picked so far, to space probes and timings */
+	enum xshm_path chosen;
+};
+
+/* One sender's choices for one receiver: [in a stream][size class]. */
+struct xshm_path_choice {
+	struct xshm_path_class classes[2][XSHM_PATH_CLASSES];
+};
+
+/* What xshm_path_pick says for the next send. */
+struct xshm_path_pick {
+	enum xshm_path path;
+	bool timed;		/* report its time to xshm_path_record */
+};
+
+/*
+ * Every class chooses first: the single copy from above scopy_min, the
+ * pipeline below.  min is the smallest size with a choice.
+ */
+void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
+			   size_t scopy_min);
+
+/* The class of len bytes (more than min). */
+unsigned int xshm_path_class_of(size_t len, size_t min);
+
+/*
+ * The class of len bytes in a stream or not.  A fresh one starts from the
+ * single copy when a smaller class chose it after measuring both: the
+ * single copy's share of fixed costs only falls with the size, and a
+ * benchmark that sweeps the sizes upwards, a fresh class at each, would
+ * otherwise spend its first sends of each on the pipeline.
+ */
+struct xshm_path_class *xshm_path_class_for(struct xshm_path_choice *choice,
+					    bool in_stream, size_t len,
+					    size_t min);
+
+/* The path of the next send in the class: the chosen one or a probe. */
+struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls);
+
+/* A timed send of len bytes on path took ns; may change the choice. */
+void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
+		      uint64_t ns, size_t len);
+
+#endif

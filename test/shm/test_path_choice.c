@@ -1,0 +1,313 @@
+/*
+ * Unit tests of shm/path_choice.c, fed with made-up message times: which
+ * path it picks when one costs less, that it keeps probing the other,
+ * follows a change, keeps lone sends and streams and size classes apart,
+ * and starts from the sizes given at init.
+ */
+#include <check.h>
+#include <stdlib.h>
+
+#include "ep_ids.h"
+#include "shm/path_choice.h"
+
+#define KiB	1024
+#define MIN	(16 * KiB)	/* the smallest size with a choice */
+#define LEN	(64 * KiB)	/* bytes per made-up message */
+
+/* ns per KiB of each path, by enum xshm_path. */
+struct machine {
+	uint64_t cost[2];
+};
+
+/* The single copy wins (a send buffer in the sender's cache)... */
+static const struct machine pull_wins = { { 100, 60 } };
+/* ... or the pipeline (a buffer just written, CPUs far apart)... */
+static const struct machine bounce_wins = { { 70, 120 } };
+/* ... or one of them by far (unchanged buffers, 256 KiB here). */
+static const struct machine pull_wins_far = { { 120, 27 } };
+
+/* n sends of len on m: how many took each path; every timed one is recorded. */
+static void run(struct xshm_path_class *cls, const struct machine *m, int n,
+		size_t len, int picked[2])
+{
+	picked[0] = picked[1] = 0;
+	for (int i = 0; i < n; i++) {
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+
+		picked[pick.path]++;
+		if (pick.timed)
+			xshm_path_record(cls, pick.path,
+					 m->cost[pick.path] * len / KiB, len);
+	}
+}
+
+static struct xshm_path_class *fresh(struct xshm_path_choice *c, size_t len)
+{
+	xshm_path_choice_init(c, MIN, 4096 * KiB);
+	return &c->classes[0][xshm_path_class_of(len, MIN)];
+}
+
+START_TEST(classes_double_from_the_minimum_and_the_last_is_open)
+{
+	ck_assert_uint_eq(xshm_path_class_of(MIN + 1, MIN), 0);
+	ck_assert_uint_eq(xshm_path_class_of(2 * MIN, MIN), 0);
+	ck_assert_uint_eq(xshm_path_class_of(2 * MIN + 1, MIN), 1);
+	ck_assert_uint_eq(xshm_path_class_of(4 * MIN, MIN), 1);
+	ck_assert_uint_eq(xshm_path_class_of((size_t) 1 << 40, MIN),
+			  XSHM_PATH_CLASSES - 1);
+}
+END_TEST
+
+START_TEST(init_starts_from_the_static_threshold)
+{
+	struct xshm_path_choice c;
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	for (int stream = 0; stream < 2; stream++) {
+		/* 16-32 KiB up to 2-4 MiB bounce; 4-8 MiB up pull */
+		ck_assert_int_eq(c.classes[stream][0].chosen, XSHM_PATH_BOUNCE);
+		ck_assert_int_eq(c.classes[stream][7].chosen, XSHM_PATH_BOUNCE);
+		ck_assert_int_eq(c.classes[stream][8].chosen, XSHM_PATH_SCOPY);
+		ck_assert_int_eq(c.classes[stream][XSHM_PATH_CLASSES - 1].chosen,
+				 XSHM_PATH_SCOPY);
+		ck_assert_uint_eq(c.classes[stream][0].cost[0], 0);
+		ck_assert_uint_eq(c.classes[stream][0].sends, 0);
+	}
+}
+END_TEST
+
+START_TEST(a_fresh_class_times_both_paths_first)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	struct xshm_path_pick first = xshm_path_pick(cls), second;
+
+	ck_assert(first.timed);
+	ck_assert_int_eq(first.path, XSHM_PATH_BOUNCE);
+	second = xshm_path_pick(cls);
+	ck_assert(second.timed);
+	ck_assert_int_eq(second.path, XSHM_PATH_SCOPY);
+}
+END_TEST
+
+/* Until reports come, the young path is probed every other send only. */
+START_TEST(reports_late_in_a_stream_probe_every_other_send)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int other = 0;
+
+	for (int i = 0; i < 64; i++)
+		other += xshm_path_pick(cls).path == XSHM_PATH_SCOPY;
+	ck_assert_int_eq(other, 64 / XSHM_PATH_PROBE_YOUNG);
+}
+END_TEST
+
+START_TEST(the_cheaper_single_copy_is_chosen_and_the_pipeline_probed)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int picked[2];
+
+	run(cls, &pull_wins, 4 * XSHM_PATH_YOUNG, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+	run(cls, &pull_wins, 640, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+	ck_assert_int_eq(picked[XSHM_PATH_BOUNCE], 640 / XSHM_PATH_PROBE_EVERY);
+}
+END_TEST
+
+START_TEST(the_cheaper_pipeline_is_kept_above_the_static_threshold_too)
+{
+	struct xshm_path_choice c;
+	size_t len = 8192 * KiB;
+	struct xshm_path_class *cls = fresh(&c, len);
+	int picked[2];
+
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+	run(cls, &bounce_wins, 640, len, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
+	ck_assert_int_le(picked[XSHM_PATH_SCOPY], 640 / XSHM_PATH_PROBE_EVERY + 8);
+}
+END_TEST
+
+/* A path twice as dear as the chosen one is probed rarely. */
+START_TEST(a_path_far_behind_is_probed_rarely)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int picked[2];
+
+	run(cls, &pull_wins_far, 64, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+	run(cls, &pull_wins_far, 2560, LEN, picked);
+	ck_assert_int_eq(picked[XSHM_PATH_BOUNCE], 2560 / XSHM_PATH_PROBE_FAR);
+}
+END_TEST
+
+/* A first sample is cold: 4 ms for a first single copy that takes 7 us after. */
+START_TEST(the_first_sample_of_each_path_is_dropped)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+
+	xshm_path_record(cls, XSHM_PATH_SCOPY, 4000 * 1000, LEN);
+	ck_assert_uint_eq(cls->cost[XSHM_PATH_SCOPY], 0);
+	xshm_path_record(cls, XSHM_PATH_SCOPY, 7000, LEN);
+	ck_assert_uint_eq(cls->cost[XSHM_PATH_SCOPY], 7000 * KiB / LEN);
+}
+END_TEST
+
+START_TEST(a_fresh_class_starts_from_the_single_copy_chosen_below)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *small, *large, *stream, *larger;
+	int picked[2];
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	small = xshm_path_class_for(&c, false, 32 * KiB, MIN);
+	/* nothing measured below: the static choice */
+	ck_assert_int_eq(xshm_path_class_for(&c, false, 256 * KiB, MIN)->chosen,
+			 XSHM_PATH_BOUNCE);
+	run(small, &pull_wins, 64, 32 * KiB, picked);
+	ck_assert_int_eq(small->chosen, XSHM_PATH_SCOPY);
+	large = xshm_path_class_for(&c, false, 1024 * KiB, MIN);
+	ck_assert_int_eq(large->chosen, XSHM_PATH_SCOPY);
+	/* a stream's classes are apart */
+	stream = xshm_path_class_for(&c, true, 1024 * KiB, MIN);
+	ck_assert_int_eq(stream->chosen, XSHM_PATH_BOUNCE);
+	/* a class that measured the pipeline cheaper passes nothing on */
+	run(large, &bounce_wins, 640, 1024 * KiB, picked);
+	ck_assert_int_eq(large->chosen, XSHM_PATH_BOUNCE);
+	larger = xshm_path_class_for(&c, false, 2048 * KiB, MIN);
+	ck_assert_int_eq(larger->chosen, XSHM_PATH_BOUNCE);
+	/* a class that has sent keeps its own */
+	run(small, &bounce_wins, 640, 32 * KiB, picked);
+	large = xshm_path_class_for(&c, false, 1024 * KiB, MIN);
+	ck_assert_int_eq(large->chosen, XSHM_PATH_BOUNCE);
+}
+END_TEST
+
+/* Buffers unchanged, then written before each send, then unchanged again. */
+START_TEST(a_change_of_buffer_state_is_followed)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int picked[2];
+
+	run(cls, &pull_wins, 640, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+	run(cls, &bounce_wins, 640, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
+	run(cls, &pull_wins, 640, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+}
+END_TEST
+
+/* Within XSHM_PATH_SWITCH_BELOW percent the choice stays where it is. */
+START_TEST(near_equal_paths_do_not_flap)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	const struct machine equal = { { 100, 95 } };
+	int picked[2];
+
+	run(cls, &equal, 640, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
+	ck_assert_int_le(picked[XSHM_PATH_SCOPY], 640 / XSHM_PATH_PROBE_EVERY + 2 * XSHM_PATH_YOUNG);
+}
+END_TEST
+
+START_TEST(one_slow_probe_does_not_switch)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int picked[2];
+
+	run(cls, &pull_wins, 640, LEN, picked);
+	xshm_path_record(cls, XSHM_PATH_SCOPY, 100 * 1000 * 1000, LEN);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+}
+END_TEST
+
+START_TEST(classes_and_streams_choose_apart)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *small, *large, *stream;
+	int picked[2];
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	small = &c.classes[0][xshm_path_class_of(32 * KiB, MIN)];
+	large = &c.classes[0][xshm_path_class_of(1024 * KiB, MIN)];
+	stream = &c.classes[1][xshm_path_class_of(32 * KiB, MIN)];
+	run(small, &bounce_wins, 320, 32 * KiB, picked);
+	run(large, &pull_wins, 320, 1024 * KiB, picked);
+	run(stream, &pull_wins, 320, 32 * KiB, picked);
+	ck_assert_int_eq(small->chosen, XSHM_PATH_BOUNCE);
+	ck_assert_int_eq(large->chosen, XSHM_PATH_SCOPY);
+	ck_assert_int_eq(stream->chosen, XSHM_PATH_SCOPY);
+}
+END_TEST
+
+/* One in XSHM_PATH_TIME_EVERY sends on the chosen path is timed, and every probe. */
+START_TEST(timed_sends_are_spaced)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int picked[2], timed = 0, probes = 0;
+
+	run(cls, &pull_wins, 64, LEN, picked);
+	for (int i = 0; i < 640; i++) {
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+
+		timed += pick.timed;
+		probes += pick.path != cls->chosen;
+		ck_assert(pick.path == cls->chosen || pick.timed);
+	}
+	ck_assert_int_eq(probes, 640 / XSHM_PATH_PROBE_EVERY);
+	ck_assert_int_eq(timed, 640 / XSHM_PATH_TIME_EVERY);
+}
+END_TEST
+
+START_TEST(empty_and_huge_times_are_harmless)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int picked[2];
+
+	xshm_path_record(cls, XSHM_PATH_SCOPY, 12345, 0);
+	xshm_path_record(cls, XSHM_PATH_SCOPY, 12345, 0);
+	ck_assert_uint_eq(cls->cost[XSHM_PATH_SCOPY], 0);
+	ck_assert_uint_eq(cls->samples[XSHM_PATH_SCOPY], 0);
+	xshm_path_record(cls, XSHM_PATH_SCOPY, UINT64_MAX / 2048, 1);
+	xshm_path_record(cls, XSHM_PATH_SCOPY, UINT64_MAX / 2048, 1);
+	ck_assert_uint_gt(cls->cost[XSHM_PATH_SCOPY], 0);
+	run(cls, &bounce_wins, 640, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("path_choice");
+	TCase *tc = tcase_create("path_choice");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, classes_double_from_the_minimum_and_the_last_is_open);
+	tcase_add_test(tc, init_starts_from_the_static_threshold);
+	tcase_add_test(tc, a_fresh_class_times_both_paths_first);
+	tcase_add_test(tc, reports_late_in_a_stream_probe_every_other_send);
+	tcase_add_test(tc, the_cheaper_single_copy_is_chosen_and_the_pipeline_probed);
+	tcase_add_test(tc, the_cheaper_pipeline_is_kept_above_the_static_threshold_too);
+	tcase_add_test(tc, a_path_far_behind_is_probed_rarely);
+	tcase_add_test(tc, the_first_sample_of_each_path_is_dropped);
+	tcase_add_test(tc, a_fresh_class_starts_from_the_single_copy_chosen_below);
+	tcase_add_test(tc, a_change_of_buffer_state_is_followed);
+	tcase_add_test(tc, near_equal_paths_do_not_flap);
+	tcase_add_test(tc, one_slow_probe_does_not_switch);
+	tcase_add_test(tc, classes_and_streams_choose_apart);
+	tcase_add_test(tc, timed_sends_are_spaced);
+	tcase_add_test(tc, empty_and_huge_times_are_harmless);
+	suite_add_tcase(s, tc);
+	return test_run_suite(s);
+}
