@@ -47,8 +47,10 @@ struct xshm_path_class *xshm_path_class_for(struct xshm_path_choice *choice,
 		if (young(&classes[below], XSHM_PATH_BOUNCE) ||
 		    young(&classes[below], XSHM_PATH_SCOPY))
 			continue;
-		if (classes[below].chosen == XSHM_PATH_SCOPY)
-			classes[i].chosen = XSHM_PATH_SCOPY;
+		if (classes[below].chosen == XSHM_PATH_SCOPY) {
+			classes[i] = classes[below];
+			classes[i].sends = 0;
+		}
 		break;
 	}
 	return &classes[i];

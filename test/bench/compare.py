@@ -358,11 +358,13 @@ def floor_rows(args, floor, latency):
     providers' latency (latency: {anchor: summarize's rows}), the first's
     ratio to the best and FLOOR_TARGET from FLOOR_TARGET_FROM up."""
     a, b = args.provs
-    best = {}
+    best, cma = {}, {}
     for method, rows in floor.items():
         for size, us, _ in rows:
             if size not in best or us < best[size][1]:
                 best[size] = (method, us)
+            if method.startswith("cma") and (size not in cma or us < cma[size][1]):
+                cma[size] = (method, us)
     out = []
     for anchor, lat_rows in latency.items():
         lat = {r["size"]: r for r in lat_rows}
@@ -372,8 +374,12 @@ def floor_rows(args, floor, latency):
             ratio = r["median_" + a] / us if r.get("median_" + a) else None
             bound = FLOOR_TARGET if size >= FLOOR_TARGET_FROM else None
             met = ratio <= bound if None not in (ratio, bound) else None
+            cma_us = cma.get(size, (None, None))[1]
             out.append({"anchor": anchor, "size": size, "best_method": method,
-                        "best_us": us, "median_" + a: r.get("median_" + a),
+                        "best_us": us, "cma_us": cma_us,
+                        "cma_ratio": r["median_" + a] / cma_us
+                        if r.get("median_" + a) and cma_us else None,
+                        "median_" + a: r.get("median_" + a),
                         "median_" + b: r.get("median_" + b), "ratio": ratio,
                         "target": bound, "met": met})
     return out
@@ -385,21 +391,26 @@ def print_floor_latency(args, rows, anchors):
     print("\n## floor vs latency: the best copy method (copy_floor) beside the latency "
           "on each libfabric, one way (us); ratio = %s / best, target <= %.2f from %s"
           % (a, FLOOR_TARGET, fmt_size(FLOOR_TARGET_FROM)))
-    head = "%8s %24s" % ("size", "best (method)")
+    print("# best CMA: the best of the methods a provider without xpmem can use; "
+          "/cma = %s / best CMA" % a)
+    head = "%8s %24s %9s" % ("size", "best (method)", "best CMA")
     for anchor in anchors:
-        head += " | %10s %10s %7s %4s" % (a, shm_label(args, anchor), "ratio", "ok")
+        head += " | %10s %10s %7s %4s %5s" % (a, shm_label(args, anchor), "ratio", "ok",
+                                              "/cma")
     print(head)
     for size in sorted({r["size"] for r in rows}):
         at = {r["anchor"]: r for r in rows if r["size"] == size}
         first = at[anchors[0]]
-        line = "%8s %24s" % (fmt_size(size), "%s (%s)" % (fmt_val(first["best_us"]),
-                                                        first["best_method"]))
+        line = "%8s %24s %9s" % (fmt_size(size), "%s (%s)" % (fmt_val(first["best_us"]),
+                                                              first["best_method"]),
+                                 fmt_val(first.get("cma_us")))
         for anchor in anchors:
             r = at[anchor]
             ok = "-" if r["met"] is None else ("yes" if r["met"] else "NO")
-            line += " | %10s %10s %7s %4s" % (fmt_val(r["median_" + a]),
-                                              fmt_val(r["median_" + b]),
-                                              fmt_ratio(r["ratio"]), ok)
+            line += " | %10s %10s %7s %4s %5s" % (fmt_val(r["median_" + a]),
+                                                  fmt_val(r["median_" + b]),
+                                                  fmt_ratio(r["ratio"]), ok,
+                                                  fmt_ratio(r.get("cma_ratio")))
         print(line)
 
 

@@ -173,6 +173,12 @@ START_TEST(a_fresh_class_starts_from_the_single_copy_chosen_below)
 	ck_assert_int_eq(small->chosen, XSHM_PATH_SCOPY);
 	large = xshm_path_class_for(&c, false, 1024 * KiB, MIN);
 	ck_assert_int_eq(large->chosen, XSHM_PATH_SCOPY);
+	/* with the estimates: no young probing */
+	ck_assert_uint_eq(large->cost[XSHM_PATH_BOUNCE], small->cost[XSHM_PATH_BOUNCE]);
+	ck_assert_uint_eq(large->cost[XSHM_PATH_SCOPY], small->cost[XSHM_PATH_SCOPY]);
+	ck_assert_uint_eq(large->sends, 0);
+	ck_assert_int_eq(xshm_path_pick(large).path, XSHM_PATH_SCOPY);
+	ck_assert_int_eq(xshm_path_pick(large).path, XSHM_PATH_SCOPY);
 	/* a stream's classes are apart */
 	stream = xshm_path_class_for(&c, true, 1024 * KiB, MIN);
 	ck_assert_int_eq(stream->chosen, XSHM_PATH_BOUNCE);
