@@ -24,7 +24,8 @@ void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 
 			*cls = (struct xshm_path_class) { .chosen =
 				i < XSHM_PATH_CLASSES - 1 && top <= scopy_min ?
-				XSHM_PATH_BOUNCE : XSHM_PATH_SCOPY };
+				XSHM_PATH_BOUNCE : XSHM_PATH_SCOPY,
+				.in_stream = stream };
 		}
 	}
 }
@@ -85,13 +86,26 @@ struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)
 	};
 }
 
+uint64_t xshm_path_sample(const struct xshm_path_class *cls,
+			  uint64_t start_ns, const struct xshm_timing *timing)
+{
+	uint64_t from = start_ns > timing->ready_ns ? start_ns :
+						      timing->ready_ns;
+
+	if (cls->in_stream)
+		return timing->busy_ns;
+	return timing->done_ns > from ? timing->done_ns - from : 0;
+}
+
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
 		      uint64_t ns, size_t len)
 {
 	enum xshm_path other = other_path(cls->chosen);
 
-	if (!len)
+	if (!len || !ns)
 		return;
+	if (ns > XSHM_PATH_NS_MAX)
+		ns = XSHM_PATH_NS_MAX;
 	if (cls->samples[path] < XSHM_PATH_YOUNG)
 		cls->samples[path]++;
 	if (cls->samples[path] == 1)

@@ -8,11 +8,15 @@
  * benchmarks send, favours the single copy; one just written, the
  * pipeline).  So the sender measures both on the messages it sends.
  *
- * Each receiver's messages are timed from the send to the receiver's
- * completion, less any time the receiver was not ready for them (busy
- * with the previous large message, or without a posted receive): in a
- * ping-pong that is the latency, in a stream the time between two
- * completions.  Per size class, and apart for lone sends and sends in a
+ * A lone send is timed from the send to the receiver's completion, less
+ * any time the receiver was not ready for it (busy with the previous large
+ * message, or without a posted receive): in a ping-pong, the latency.  A
+ * send in a stream is timed by what its receiver spent copying it: the
+ * receiver's time is what streams from one sender or many share, and the
+ * time between completions, which measures it for one stream of whole
+ * messages, does not for several whose chunks interleave (4 senders of
+ * 256 KiB chose bounce buffers at 15 GB/s by it, where the single copy
+ * gave 28).  Per size class, and apart for lone sends and sends in a
  * stream, the sender keeps an estimate of each path in ns per KiB
  * (estimate.h), fed by one in XSHM_PATH_TIME_EVERY of its sends on the
  * chosen path and by every probe, one send in XSHM_PATH_PROBE_EVERY, on the
@@ -37,6 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "layout.h"
+
 #define XSHM_PATH_CLASSES	12	/* from min up, doubling; the last open */
 #define XSHM_PATH_PROBE_EVERY	64
 #define XSHM_PATH_PROBE_FAR	256	/* the same while the other costs 2x */
@@ -44,6 +50,7 @@
 #define XSHM_PATH_YOUNG		4	/* samples of a path, the first ignored */
 #define XSHM_PATH_TIME_EVERY	16
 #define XSHM_PATH_SWITCH_BELOW	90
+#define XSHM_PATH_NS_MAX	(1ULL << 40)	/* a longer time counts as this */
 
 enum xshm_path {
 	XSHM_PATH_BOUNCE,
@@ -56,6 +63,7 @@ struct xshm_path_class {
 	uint8_t samples[2];	/* recorded, up to XSHM_PATH_YOUNG */
 	uint32_t sends;		/* picked so far, to space probes and timings */
 	enum xshm_path chosen;
+	bool in_stream;		/* timed by the receiver's copy alone */
 };
 
 /* One sender's choices for one receiver: [in a stream][size class]. */
@@ -93,6 +101,13 @@ struct xshm_path_class *xshm_path_class_for(struct xshm_path_choice *choice,
 
 /* The path of the next send in the class: the chosen one or a probe. */
 struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls);
+
+/*
+ * What a send of the class that started at start_ns took, by its
+ * receiver's timing (layout.h); 0 when the clocks say nothing.
+ */
+uint64_t xshm_path_sample(const struct xshm_path_class *cls,
+			  uint64_t start_ns, const struct xshm_timing *timing);
 
 /* A timed send of len bytes on path took ns; may change the choice. */
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,

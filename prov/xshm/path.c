@@ -121,19 +121,15 @@ void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 {
 	struct xshm_path_timed *sent = &ep->path_timed[cmd->ack_id %
 							XSHM_PATH_TIMED];
-	uint64_t start;
-
 	if (!cmd->ack_id || sent->id != cmd->ack_id ||
 	    sent->dest_ep_id != cmd->src_ep_id ||
 	    ep->path_choices[sent->mapping_id % XSHM_PATH_CHOICES].mapping_id !=
 	    sent->mapping_id)
 		return;
 	sent->id = 0;
-	start = sent->start_ns > timing->ready_ns ? sent->start_ns :
-						    timing->ready_ns;
-	if (timing->done_ns > start)
-		xshm_path_record(sent->cls, sent->path,
-				 timing->done_ns - start, sent->len);
+	xshm_path_record(sent->cls, sent->path,
+			 xshm_path_sample(sent->cls, sent->start_ns, timing),
+			 sent->len);
 }
 
 /*
@@ -141,13 +137,12 @@ void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
  * for it, or the sender is gone, it is dropped.
  */
 static void report_timing(struct xshm_ep *ep, uint64_t sender_ep_id,
-			  uint32_t id, uint64_t ready_ns, uint64_t done_ns)
+			  uint32_t id, const struct xshm_timing *timing)
 {
 	struct xshm_region *sender = xshm_av_sender_region(ep->av, sender_ep_id);
-	struct xshm_timing timing = { .ready_ns = ready_ns, .done_ns = done_ns };
 	struct xshm_control ctl = {
 		.op = XSHM_OP_TIMING, .proto = XSHM_PROTO_INLINE,
-		.ack_id = id, .payload = &timing, .payload_len = sizeof(timing),
+		.ack_id = id, .payload = timing, .payload_len = sizeof(*timing),
 	};
 
 	if (sender && xshm_region_is_open(sender))
@@ -156,16 +151,16 @@ static void report_timing(struct xshm_ep *ep, uint64_t sender_ep_id,
 
 void xshm_path_received(struct xshm_ep *ep, uint64_t sender_ep_id,
 			uint16_t cmd_flags, uint32_t id, size_t size,
-			uint64_t ready_ns)
+			uint64_t ready_ns, uint64_t busy_ns)
 {
-	uint64_t done_ns;
+	struct xshm_timing timing = { .ready_ns = ready_ns, .busy_ns = busy_ns };
 
 	if (size <= xshm_params.path_min || ep->closing)
 		return;
-	done_ns = xshm_now_ns();
-	if (ready_ns < ep->rx_large_done_ns)
-		ready_ns = ep->rx_large_done_ns;
-	ep->rx_large_done_ns = done_ns;
+	timing.done_ns = xshm_now_ns();
+	if (timing.ready_ns < ep->rx_large_done_ns)
+		timing.ready_ns = ep->rx_large_done_ns;
+	ep->rx_large_done_ns = timing.done_ns;
 	if (cmd_flags & XSHM_CMD_TIMED)
-		report_timing(ep, sender_ep_id, id, ready_ns, done_ns);
+		report_timing(ep, sender_ep_id, id, &timing);
 }

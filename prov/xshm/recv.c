@@ -28,6 +28,12 @@ static void copy_to_entry(struct fi_peer_rx_entry *entry, size_t offset,
 
 static void ack_if_asked(const struct xshm_rx_msg *msg, int status);
 
+/* The clock, read for a timed message only: its copies are timed (path.c). */
+static inline uint64_t timed_now(uint16_t cmd_flags)
+{
+	return cmd_flags & XSHM_CMD_TIMED ? xshm_now_ns() : 0;
+}
+
 static uint64_t comp_flags(uint8_t op, uint16_t cmd_flags,
 			   const struct fi_peer_rx_entry *entry)
 {
@@ -46,7 +52,10 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	uint64_t tag = msg->op == XSHM_OP_TAGGED ? msg->tag : 0;
 	size_t capacity = entry_capacity(entry);
 	size_t len = msg->size < capacity ? msg->size : capacity;
+	uint64_t start = timed_now(msg->cmd_flags);
 	int pulled = msg->is_rts ? xshm_rts_copy(msg, len) : 0;
+
+	msg->busy_ns += timed_now(msg->cmd_flags) - start;
 
 	if (pulled) {
 		struct fi_cq_err_entry err = {
@@ -71,7 +80,7 @@ static void complete_msg(struct xshm_rx_msg *msg)
 	ack_if_asked(msg, pulled ? EIO : 0);
 	/* after the ack, which the sender's completion waits for */
 	xshm_path_received(ep, msg->src_ep_id, msg->cmd_flags, msg->ack_id,
-			   msg->size, msg->ready_ns);
+			   msg->size, msg->ready_ns, msg->busy_ns);
 	if (xshm_scopy_by_pages_either(msg->size))
 		xshm_rx_large_pages(ep, entry, len);
 	entry->srx->owner_ops->free_entry(entry);
@@ -97,6 +106,8 @@ static void free_msg(struct xshm_rx_msg *msg)
 /* Places one chunk where the message currently goes. */
 static void store_chunk(struct xshm_rx_msg *msg, const void *data, size_t len)
 {
+	uint64_t start = timed_now(msg->cmd_flags);
+
 	if (msg->discarded)
 		;
 	else if (msg->started)
@@ -104,6 +115,7 @@ static void store_chunk(struct xshm_rx_msg *msg, const void *data, size_t len)
 	else
 		memcpy(msg->staging + msg->received, data, len);
 	msg->received += len;
+	msg->busy_ns += timed_now(msg->cmd_flags) - start;
 }
 
 /*
@@ -506,7 +518,7 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 {
 	struct fi_peer_rx_entry *entry = NULL;
 	struct rx_payload one;
-	uint64_t flags;
+	uint64_t flags, start, busy;
 	fi_addr_t src;
 	int ret;
 
@@ -523,12 +535,14 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return match_first(ep, cmd, pieces, src, entry, ret) ?
 		       whole_cells(cmd, pieces) : 0;
 	}
+	start = timed_now(cmd->flags);
 	if (in_pieces(ep, cmd))
 		copy_pieces(entry->iov[0].iov_base, pieces);
 	else if (cmd->proto == XSHM_PROTO_BUF)
 		xshm_copy(entry->iov[0].iov_base, data, cmd->msg_size);
 	else
 		copy_from_cell(entry->iov[0].iov_base, data, cmd->msg_size);
+	busy = timed_now(cmd->flags) - start;
 	flags = comp_flags(cmd->op, cmd->flags, entry);
 	xshm_report_rx_entry(ep, entry, flags, cmd->msg_size,
 			     flags & FI_REMOTE_CQ_DATA ? cmd->cq_data : 0,
@@ -537,7 +551,7 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if ((cmd->flags & XSHM_CMD_ACK) && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, 0);
 	xshm_path_received(ep, cmd->src_ep_id, cmd->flags, cmd->ack_id,
-			   cmd->msg_size, 0);
+			   cmd->msg_size, 0, busy);
 	return whole_cells(cmd, pieces);
 }
 
@@ -868,13 +882,16 @@ static bool release_orphan(struct xshm_rx_msg *msg,
 static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 {
 	struct xshm_rx_msg *msg = entry->peer_context;
+	uint64_t start;
 
 	if (release_orphan(msg, entry, false))
 		return 0;
 	unexp_release(msg);
 	msg->entry = entry;
+	start = timed_now(msg->cmd_flags);
 	if (msg->staging)
 		copy_to_entry(entry, 0, msg->staging, msg->received);
+	msg->busy_ns += timed_now(msg->cmd_flags) - start;
 	free(msg->staging);
 	msg->staging = NULL;
 	msg->started = true;

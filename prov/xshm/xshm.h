@@ -652,6 +652,7 @@ struct xshm_rx_msg {
 	bool is_rts;			/* to be pulled from the sender */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: ack once delivered */
 	uint64_t ready_ns;		/* XSHM_CMD_TIMED: its receive posted late */
+	uint64_t busy_ns;		/* XSHM_CMD_TIMED: its copies so far */
 	struct xshm_srx_view *orphan_view;	/* held once its ep closed */
 	bool owner_frees_discarded;	/* see xshm_ep */
 	struct xshm_rts rts;		/* last: set only when is_rts */
@@ -851,11 +852,11 @@ void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		      const struct xshm_timing *timing);
 /*
  * Receiver: a message of size bytes completed; ready_ns when its receive
- * was posted after it arrived, else 0.
+ * was posted after it arrived, else 0; busy_ns the time its copies took.
  */
 void xshm_path_received(struct xshm_ep *ep, uint64_t sender_ep_id,
 			uint16_t cmd_flags, uint32_t id, size_t size,
-			uint64_t ready_ns);
+			uint64_t ready_ns, uint64_t busy_ns);
 
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);

@@ -194,6 +194,57 @@ START_TEST(a_fresh_class_starts_from_the_single_copy_chosen_below)
 }
 END_TEST
 
+/* A lone send: from its start, or the receiver's readiness, to its completion. */
+START_TEST(a_lone_send_is_timed_to_its_completion)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *lone;
+	struct xshm_timing t = { .ready_ns = 900, .done_ns = 5000, .busy_ns = 700 };
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	lone = xshm_path_class_for(&c, false, 64 * KiB, MIN);
+	ck_assert_uint_eq(xshm_path_sample(lone, 1000, &t), 4000);
+	/* its receive posted late */
+	ck_assert_uint_eq(xshm_path_sample(lone, 500, &t), 4100);
+	/* clocks that disagree say nothing */
+	ck_assert_uint_eq(xshm_path_sample(lone, 6000, &t), 0);
+}
+END_TEST
+
+/*
+ * A send in a stream: by the receiver's copy alone.  4 senders of 256 KiB
+ * into one receiver: chunks of bounce buffers interleave, so messages
+ * complete in bursts, and the time between completions, short for most,
+ * made the bounce buffers look cheaper than they are.
+ */
+START_TEST(a_send_in_a_stream_is_timed_by_the_receivers_copy)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *stream;
+	struct xshm_timing t = { .ready_ns = 900, .done_ns = 5000, .busy_ns = 700 };
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	stream = xshm_path_class_for(&c, true, 64 * KiB, MIN);
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, &t), 700);
+	xshm_path_record(stream, XSHM_PATH_SCOPY, 0, 64 * KiB);
+	ck_assert_uint_eq(stream->samples[XSHM_PATH_SCOPY], 0);
+}
+END_TEST
+
+START_TEST(absurd_times_are_bounded)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *stream;
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	stream = xshm_path_class_for(&c, true, 64 * KiB, MIN);
+	for (int i = 0; i < 3; i++)
+		xshm_path_record(stream, XSHM_PATH_SCOPY, UINT64_MAX, 64 * KiB);
+	/* not wrapped round to a small cost */
+	ck_assert_uint_eq(stream->cost[XSHM_PATH_SCOPY], UINT32_MAX / 4);
+}
+END_TEST
+
 /* Buffers unchanged, then written before each send, then unchanged again. */
 START_TEST(a_change_of_buffer_state_is_followed)
 {
@@ -308,6 +359,9 @@ int main(void)
 	tcase_add_test(tc, a_path_far_behind_is_probed_rarely);
 	tcase_add_test(tc, the_first_sample_of_each_path_is_dropped);
 	tcase_add_test(tc, a_fresh_class_starts_from_the_single_copy_chosen_below);
+	tcase_add_test(tc, a_lone_send_is_timed_to_its_completion);
+	tcase_add_test(tc, a_send_in_a_stream_is_timed_by_the_receivers_copy);
+	tcase_add_test(tc, absurd_times_are_bounded);
 	tcase_add_test(tc, a_change_of_buffer_state_is_followed);
 	tcase_add_test(tc, near_equal_paths_do_not_flap);
 	tcase_add_test(tc, one_slow_probe_does_not_switch);
