@@ -1521,31 +1521,25 @@ START_TEST(auto_path_probes_the_single_copy_while_young)
 }
 END_TEST
 
-START_TEST(static_path_bounces_below_the_threshold)
+/* The parameters that force a path override the measured choice. */
+static const struct forced_path {
+	const char *name, *value;	/* the variable that forces it */
+	enum early early;		/* every send's path */
+} forced_paths[] = {
+	{ "FI_XSHM_PATH", "static", EARLY_DONE },	/* below the threshold */
+	{ "FI_XSHM_SCOPY_THRESHOLD", "32768", EARLY_HELD },
+	{ "FI_XSHM_CMA", "0", EARLY_DONE },		/* whatever the path */
+};
+
+START_TEST(forcing_parameters_override_the_measured_path)
 {
-	static const enum early early[] = { EARLY_DONE, EARLY_DONE, EARLY_DONE, EARLY_DONE };
+	const struct forced_path *forced = &forced_paths[_i];
+	enum early early[4];
 
-	set_env("FI_XSHM_PATH", "static");
-	path_steps(early, 4, 310);
-}
-END_TEST
-
-START_TEST(a_threshold_set_forces_the_single_copy)
-{
-	static const enum early early[] = { EARLY_HELD, EARLY_HELD, EARLY_HELD, EARLY_HELD };
-
-	set_env("FI_XSHM_SCOPY_THRESHOLD", "32768");
-	path_steps(early, 4, 320);
-}
-END_TEST
-
-START_TEST(cma_off_bounces_whatever_the_path)
-{
-	static const enum early early[] = { EARLY_DONE, EARLY_DONE, EARLY_DONE, EARLY_DONE };
-
-	set_env("FI_XSHM_CMA", "0");
-	set_env("FI_XSHM_PATH", "auto");
-	path_steps(early, 4, 330);
+	for (int k = 0; k < 4; k++)
+		early[k] = forced->early;
+	set_env(forced->name, forced->value);
+	path_steps(early, 4, 310 + 10 * (uint64_t)_i);
 }
 END_TEST
 
@@ -1605,9 +1599,8 @@ static Suite *scopy_suite(void)
 
 	tcase_set_timeout(path, 60);
 	tcase_add_test(path, auto_path_probes_the_single_copy_while_young);
-	tcase_add_test(path, static_path_bounces_below_the_threshold);
-	tcase_add_test(path, a_threshold_set_forces_the_single_copy);
-	tcase_add_test(path, cma_off_bounces_whatever_the_path);
+	tcase_add_loop_test(path, forcing_parameters_override_the_measured_path, 0,
+			    N(forced_paths));
 	suite_add_tcase(s, path);
 	if (test_huge_pages_usable("test_scopy")) {
 		tcase_set_timeout(pages, 60);
