@@ -6,8 +6,10 @@
  * takes the path measured cheaper to its receiver, for its size and for
  * whether it joins a stream.  A timed send carries XSHM_CMD_TIMED and an
  * id in ack_id; its receiver, once it completed the message, answers with
- * an XSHM_OP_TIMING cell saying when it became ready for it and when it
- * was done, and the sender records the difference from its own start.
+ * an XSHM_OP_TIMING cell saying when it became ready for it, when it was
+ * done and how long its copies took, and the sender records what
+ * xshm_path_sample makes of it: the time to completion for a lone send,
+ * the receiver's copies for a send in a stream.
  * With FI_XSHM_PATH=static, or once FI_XSHM_SCOPY_THRESHOLD or the huge
  * page minimums are set, the sizes and pages choose as fi_xshm(7) says.
  * Without a single copy to the receiver (FI_XSHM_CMA=0, a ptrace policy,
