@@ -101,7 +101,7 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 	struct xshm_path_class *cls;
 	struct xshm_path_pick pick;
 
-	if (total <= xshm_params.path_min || !can_pull(ep, &peer->peer, flags))
+	if (!can_pull(ep, &peer->peer, flags))
 		return choice;
 	if (!xshm_params.path_auto) {
 		choice.rts = static_scopy(ep, &peer->peer, iov, count, total,
@@ -123,6 +123,7 @@ void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 {
 	struct xshm_path_timed *sent = &ep->path_timed[cmd->ack_id %
 							XSHM_PATH_TIMED];
+
 	if (!cmd->ack_id || sent->id != cmd->ack_id ||
 	    sent->dest_ep_id != cmd->src_ep_id ||
 	    ep->path_choices[sent->mapping_id % XSHM_PATH_CHOICES].mapping_id !=
@@ -151,13 +152,13 @@ static void report_timing(struct xshm_ep *ep, uint64_t sender_ep_id,
 		xshm_control_push(ep, sender, &ctl);
 }
 
-void xshm_path_received(struct xshm_ep *ep, uint64_t sender_ep_id,
-			uint16_t cmd_flags, uint32_t id, size_t size,
-			uint64_t ready_ns, uint64_t busy_ns)
+void xshm_path_large_received(struct xshm_ep *ep, uint64_t sender_ep_id,
+			      uint16_t cmd_flags, uint32_t id,
+			      uint64_t ready_ns, uint64_t busy_ns)
 {
 	struct xshm_timing timing = { .ready_ns = ready_ns, .busy_ns = busy_ns };
 
-	if (size <= xshm_params.path_min || ep->closing)
+	if (ep->closing)
 		return;
 	timing.done_ns = xshm_now_ns();
 	if (timing.ready_ns < ep->rx_large_done_ns)

@@ -892,11 +892,10 @@ static int xshm_rx_start(struct fi_peer_rx_entry *entry)
 	if (msg->staging)
 		copy_to_entry(entry, 0, msg->staging, msg->received);
 	msg->busy_ns += timed_now(msg->cmd_flags) - start;
+	msg->ready_ns = start;		/* posted after it came; 0 untimed */
 	free(msg->staging);
 	msg->staging = NULL;
 	msg->started = true;
-	if (msg->cmd_flags & XSHM_CMD_TIMED)	/* posted after it came */
-		msg->ready_ns = xshm_now_ns();
 	if (msg->received == msg->size)
 		finish_arrival(msg);
 	return 0;

@@ -204,12 +204,11 @@ extern struct xshm_params xshm_params;
  */
 static inline bool xshm_scopy_by_pages(size_t total, bool in_stream)
 {
-	if (xshm_params.path_auto)
-		return false;
 	size_t min = in_stream ? xshm_params.scopy_huge_stream_min :
 				 xshm_params.scopy_huge_min;
 
-	return total > min && total <= xshm_params.scopy_threshold;
+	return !xshm_params.path_auto && total > min &&
+	       total <= xshm_params.scopy_threshold;
 }
 
 /* Sizes the pages may choose for, whether the send stands alone or not. */
@@ -842,6 +841,7 @@ struct xshm_send_path {
 	bool rts;		/* the single copy; else bounce buffers */
 	uint32_t timed_id;	/* XSHM_CMD_TIMED with this id; 0: untimed */
 };
+/* For a send larger than xshm_params.path_min. */
 struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 				       const struct xshm_av_entry *peer,
 				       const struct iovec *iov, size_t count,
@@ -850,13 +850,24 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 /* Sender: the receiver's XSHM_OP_TIMING for one of its timed sends. */
 void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		      const struct xshm_timing *timing);
+void xshm_path_large_received(struct xshm_ep *ep, uint64_t sender_ep_id,
+			      uint16_t cmd_flags, uint32_t id,
+			      uint64_t ready_ns, uint64_t busy_ns);
+
 /*
  * Receiver: a message of size bytes completed; ready_ns when its receive
  * was posted after it arrived, else 0; busy_ns the time its copies took.
+ * Inline so that the small messages' receive path makes no call.
  */
-void xshm_path_received(struct xshm_ep *ep, uint64_t sender_ep_id,
-			uint16_t cmd_flags, uint32_t id, size_t size,
-			uint64_t ready_ns, uint64_t busy_ns);
+static inline void xshm_path_received(struct xshm_ep *ep, uint64_t sender_ep_id,
+				      uint16_t cmd_flags, uint32_t id,
+				      size_t size, uint64_t ready_ns,
+				      uint64_t busy_ns)
+{
+	if (size > xshm_params.path_min)
+		xshm_path_large_received(ep, sender_ep_id, cmd_flags, id,
+					 ready_ns, busy_ns);
+}
 
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
