@@ -87,13 +87,15 @@ struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)
 }
 
 uint64_t xshm_path_sample(const struct xshm_path_class *cls,
-			  uint64_t start_ns, const struct xshm_timing *timing)
+			  uint64_t start_ns, uint64_t sender_busy_ns,
+			  const struct xshm_timing *timing)
 {
 	uint64_t from = start_ns > timing->ready_ns ? start_ns :
 						      timing->ready_ns;
 
 	if (cls->in_stream)
-		return timing->busy_ns;
+		return timing->busy_ns > sender_busy_ns ? timing->busy_ns :
+							  sender_busy_ns;
 	return timing->done_ns > from ? timing->done_ns - from : 0;
 }
 

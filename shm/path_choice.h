@@ -63,7 +63,7 @@ struct xshm_path_class {
 	uint8_t samples[2];	/* recorded, up to XSHM_PATH_YOUNG */
 	uint32_t sends;		/* picked so far, to space probes and timings */
 	enum xshm_path chosen;
-	bool in_stream;		/* timed by the receiver's copy alone */
+	bool in_stream;		/* timed by its busier side's copies */
 };
 
 /* One sender's choices for one receiver: [in a stream][size class]. */
@@ -103,11 +103,18 @@ struct xshm_path_class *xshm_path_class_for(struct xshm_path_choice *choice,
 struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls);
 
 /*
- * What a send of the class that started at start_ns took, by its
- * receiver's timing (layout.h); 0 when the clocks say nothing.
+ * What a send of the class took, by its receiver's timing (layout.h); 0
+ * when the clocks say nothing.  A lone send counts from start_ns, when it
+ * started, to its completion.  A send in a stream counts the copies of its
+ * busier side, the receiver's or the sender's (sender_busy_ns): a stream
+ * goes at the pace of the side that copies more.  The receiver's copies
+ * alone hid what bounce buffers cost their sender: 64 KiB took 7 us to
+ * fill against 3.5 to drain, and 4 senders into one receiver split their
+ * sends between the paths at 0.75 of the single copy's bandwidth.
  */
 uint64_t xshm_path_sample(const struct xshm_path_class *cls,
-			  uint64_t start_ns, const struct xshm_timing *timing);
+			  uint64_t start_ns, uint64_t sender_busy_ns,
+			  const struct xshm_timing *timing);
 
 /* A timed send of len bytes on path took ns; may change the choice. */
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,

@@ -9,7 +9,7 @@
  * an XSHM_OP_TIMING cell saying when it became ready for it, when it was
  * done and how long its copies took, and the sender records what
  * xshm_path_sample makes of it: the time to completion for a lone send,
- * the receiver's copies for a send in a stream.
+ * its busier side's copies for a send in a stream.
  * With FI_XSHM_PATH=static, or once FI_XSHM_SCOPY_THRESHOLD or the huge
  * page minimums are set, the sizes and pages choose as fi_xshm(7) says.
  * Without a single copy to the receiver (FI_XSHM_CMA=0, a ptrace policy,
@@ -118,6 +118,14 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 	return choice;
 }
 
+void xshm_path_sender_copied(struct xshm_ep *ep, uint32_t id, uint64_t ns)
+{
+	struct xshm_path_timed *sent = &ep->path_timed[id % XSHM_PATH_TIMED];
+
+	if (sent->id == id)
+		sent->busy_ns += ns;
+}
+
 void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		      const struct xshm_timing *timing)
 {
@@ -131,7 +139,8 @@ void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return;
 	sent->id = 0;
 	xshm_path_record(sent->cls, sent->path,
-			 xshm_path_sample(sent->cls, sent->start_ns, timing),
+			 xshm_path_sample(sent->cls, sent->start_ns,
+					  sent->busy_ns, timing),
 			 sent->len);
 }
 

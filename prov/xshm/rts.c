@@ -19,6 +19,7 @@
 #include <sched.h>
 
 #include "xshm.h"
+#include "shm/clock.h"
 #include "shm/proc.h"
 #include "shm/scopy/split.h"
 
@@ -218,6 +219,7 @@ void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	size_t len = cmd->msg_size, nchunks = xshm_split_chunks(len);
 	struct xshm_region *receiver;
 	struct xshm_split *split;
+	uint64_t start;
 	long chunk;
 
 	if (!op || !ep->scopy)
@@ -226,6 +228,7 @@ void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (!receiver)
 		return;
 	split = &receiver->hdr->split;
+	start = op->timed_id ? xshm_now_ns() : 0;
 	while ((chunk = xshm_split_claim(split, (uint32_t) cmd->tag, nchunks,
 					 false)) >= 0) {
 		size_t offset, n = chunk_at(chunk, len, &offset);
@@ -234,4 +237,6 @@ void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 		xshm_split_pushed(split, ret != 0);
 	}
+	if (op->timed_id)
+		xshm_path_sender_copied(ep, op->timed_id, xshm_now_ns() - start);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "xshm.h"
+#include "shm/clock.h"
 #include "shm/proc.h"
 
 /* The command header of one of op's cells. */
@@ -178,6 +179,18 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 	return publish(peer, op, cmd, pos, op->total);
 }
 
+/* The next len bytes of op into bounce buffer index, timed if op is. */
+static void fill_bounce(struct xshm_ep *ep, struct xshm_region *peer,
+			const struct xshm_tx_op *op, uint32_t index, size_t len)
+{
+	uint64_t start = op->timed_id ? xshm_now_ns() : 0;
+
+	xshm_bounce_fill(ep, peer, xshm_pool_buf(&peer->pool, index), op->iov,
+			 op->iov_count, op->sent, len);
+	if (op->timed_id)
+		xshm_path_sender_copied(ep, op->timed_id, xshm_now_ns() - start);
+}
+
 /*
  * Pushes one cell of op; false when the peer's ring or pool is full.  A
  * remainder that fits the cell travels in it, the last piece of a chunked
@@ -208,8 +221,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 		head = fill_cell_tail(cmd, cmd->data, op->iov, op->iov_count,
 				      op->sent, len);
 	else
-		xshm_bounce_fill(ep, peer, xshm_pool_buf(&peer->pool, index),
-				 op->iov, op->iov_count, op->sent, len);
+		fill_bounce(ep, peer, op, index, len);
 	fill_cmd(cmd, ep, op, first_piece ? op->op : XSHM_OP_CHUNK,
 		 is_inline ? XSHM_PROTO_INLINE : XSHM_PROTO_BUF, index,
 		 (uint32_t) len);
@@ -593,7 +605,7 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	enum whole_kind where = whole_kind_of(ep, region, total, flags);
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
-	uint64_t pos;
+	uint64_t pos, start;
 	size_t head;
 
 	if (where == WHOLE_BUF && xshm_spare_borrow(ep, region, &index))
@@ -601,8 +613,11 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	cmd = reserve_whole(region, where, total, &pos);
 	if (!cmd)
 		goto give_back;
+	start = timed_id ? xshm_now_ns() : 0;
 	head = fill_whole_payload(ep, region, cmd, pos, where, index, iov,
 				  count, total);
+	if (timed_id)
+		xshm_path_sender_copied(ep, timed_id, xshm_now_ns() - start);
 	fill_whole(cmd, ep, where, index, kind, total, tag, data, flags,
 		   timed_id);
 	if (where != WHOLE_BUF)

@@ -738,6 +738,7 @@ struct xshm_ep {
 		uint64_t mapping_id;	/* of the receiver whose class it is */
 		uint32_t id;		/* its ack_id; 0: none */
 		enum xshm_path path;
+		uint64_t busy_ns;	/* the sender's copies so far */
 	} path_timed[XSHM_PATH_TIMED];
 	uint64_t rx_large_done_ns;	/* path.c: the last large receive done */
 	struct xshm_buf_done {		/* buf_return.c */
@@ -847,6 +848,8 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 				       const struct iovec *iov, size_t count,
 				       size_t total, fi_addr_t dest,
 				       uint64_t flags);
+/* Sender: its copies of timed send id took ns more. */
+void xshm_path_sender_copied(struct xshm_ep *ep, uint32_t id, uint64_t ns);
 /* Sender: the receiver's XSHM_OP_TIMING for one of its timed sends. */
 void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		      const struct xshm_timing *timing);
