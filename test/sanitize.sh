@@ -12,6 +12,13 @@
 #   it creates regions so fast that a test's own leftover check, which
 #   reads their headers, would race with it)
 # XSHM_TESTS="test/prov/test_x ..." runs only those tests (asan, tsan).
+# ThreadSanitizer sees only one process: the tests it runs share the ring,
+# pool and matching state between threads of one process (the cross-process
+# sharing is covered by the ASan run and the atomics' design, not by TSan).
+# The fuzz target (test/fuzz/fuzz_recv.c) starts from the seed corpus
+# test/fuzz/corpus/ (written by test/fuzz/make_corpus.py); new inputs go to
+# build/fuzz/corpus/, a crashing one to build/fuzz/artifacts/.  Replay one
+# with FI_PROVIDER_PATH=build/fuzz/.libs build/fuzz/test/fuzz/fuzz_recv FILE.
 # Each flavor builds in build/<flavor>/ (git-ignored) from the files git
 # knows (tracked and untracked, not ignored; uncommitted edits included) and
 # prints one line "<flavor>: N passed, N failed"; the exit status is nonzero

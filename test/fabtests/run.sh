@@ -14,6 +14,8 @@
 #   --compare  also run libfabric's own shm (Debian's 1.17) and print a table
 #              of both providers' results; counts only xshm's
 # fabtests come from test/thirdparty.sh (FABTESTS_SRC, FABTESTS_PREFIX).
+# The complex set reads test/fabtests/<provider>.test (xshm.test), else
+# fabtests' own test_configs/<provider>/all.test.
 # FABTESTS_TIMEOUT (default 60) bounds each test, in seconds.
 #
 # FABTESTS_NODES=2 (with FABTESTS_PROVIDER=xlink) runs every server on one
