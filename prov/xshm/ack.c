@@ -8,7 +8,19 @@
  */
 #include <stdlib.h>
 
-#include "xshm.h"
+#include "ack.h"
+#include "av.h"
+#include "comp.h"
+#include "control.h"
+#include "ep.h"
+#include "list.h"
+#include "liveness.h"
+#include "provider.h"
+#include "send.h"
+#include "shm/layout.h"
+#include "shm/liveness.h"
+#include "shm/region.h"
+#include "shm/ring.h"
 
 struct xshm_ack_out {
 	struct xshm_dlist link;

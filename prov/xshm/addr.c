@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xshm.h"
+#include <rdma/fi_errno.h>
+
+#include "addr.h"
 
 /* Endpoint ids with this bit set come from a service number (getinfo). */
 #define XSHM_EP_ID_SERVICE	(1ULL << 63)

@@ -1,5 +1,6 @@
 /* What xshm offers: the attributes fi_getinfo starts from. */
-#include "xshm.h"
+#include "provider.h"
+#include "xshm/fi_peer.h"
 
 static struct fi_tx_attr xshm_tx_attr = {
 	.caps = XSHM_TX_CAPS,

@@ -10,6 +10,16 @@
 #include <string.h>
 
 #include "av.h"
+#include "addr.h"
+#include "av_impl.h"
+#include "domain.h"
+#include "ep.h"
+#include "fid.h"
+#include "list.h"
+#include "lock.h"
+#include "xshm/fi_peer.h"
+#include "xshm/fi_xshm.h"
+#include "shm/liveness.h"
 
 #define OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC | FI_AV_USER_ID | \
 			 FI_PEER)

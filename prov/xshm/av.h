@@ -1,105 +1,115 @@
 /*
- * What the address vector files share among themselves:
- *   av.c         fi_av_open/close/bind, the ops tables, argument checks
- *   av_insert.c  insert, insertsvc, insertsym, remove (and FI_EVENT)
- *   av_table.c   the process-private table, index allocation, the hash
- *   av_shared.c  named AVs: the table in a shared-memory file
- *   av_user_id.c user ids and the source reported for a sender
- *   av_auth.c    authorization keys and receiver-side isolation
- * Every function here is called with the domain lock held.
+ * The address vector (av*.c) as the rest of the provider uses it.  Indices
+ * are table slots; a hash from endpoint id to slot turns the sender id of
+ * every command into a source fi_addr_t.  Each entry maps its peer's
+ * region on first send; the senders' regions, read for their key digests,
+ * are kept apart from the table (av_auth.c).  Call with the domain lock held.
  */
 #ifndef XSHM_AV_H
 #define XSHM_AV_H
 
-#include "xshm.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
-/* Key handles live apart from table indices so that both can be told apart. */
-#define XSHM_AV_KEY_HANDLE	(1ULL << 62)
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
 
-static inline struct xshm_av *xshm_to_av(struct fid_av *av_fid)
-{
-	return xshm_container_of(av_fid, struct xshm_av, av_fid);
-}
+#include "addr.h"
+#include "shm/layout.h"
+#include "shm/liveness.h"
+#include "shm/region.h"
 
-static inline bool xshm_av_read_only(const struct xshm_av *av)
-{
-	return av->flags & FI_READ;
-}
+struct xshm_domain;
+struct xshm_ep;
 
-/* av_table.c */
-int xshm_av_table_init(struct xshm_av *av, size_t count);
-void xshm_av_table_fini(struct xshm_av *av);
-struct xshm_av_entry *xshm_av_entry_of(struct xshm_av *av, fi_addr_t fi_addr);
-ssize_t xshm_av_find(struct xshm_av *av, uint64_t ep_id);
-/* The lowest unused index, growing a private table when full. */
-int xshm_av_claim_index(struct xshm_av *av, size_t *index);
-void xshm_av_entry_set(struct xshm_av *av, size_t index,
-		       const struct xshm_addr *addr, uint32_t auth_key);
-void xshm_av_entry_clear(struct xshm_av *av, size_t index);
+struct xshm_av_entry {
+	struct xshm_addr addr;
+	bool used;
+	bool peer_mapped;
+	struct xshm_region peer;	/* the peer's region, mapped on first send */
+	struct xshm_owner owner;	/* of the mapped region */
+	uint64_t next_check_ms;		/* liveness.c: ring full, check again then */
+	fi_addr_t src_id;		/* reported as source: index or user id */
+	uint32_t auth_key;		/* key slot, or XSHM_AV_NO_KEY */
+};
 
+struct xshm_av_key {
+	bool used;
+	uint32_t size;
+	unsigned char bytes[XSHM_AV_KEY_MAX];
+	uint64_t digest;
+	fi_addr_t user_id;
+};
+
+struct xshm_av_shared;			/* av_shared.c: a named AV's file */
+struct xshm_av_senders;			/* av_auth.c: senders' key digests */
+
+struct xshm_av {
+	struct fid_av av_fid;
+	struct xshm_domain *domain;
+	enum fi_av_type type;
+	uint64_t flags;			/* of fi_av_open */
+	struct fid_eq *eq;		/* FI_EVENT: where inserts report */
+	struct xshm_av_entry *table;
+	size_t capacity;
+	size_t lowest_free;
+	struct xshm_av_key *keys;
+	size_t keys_capacity;
+	struct xshm_av_shared *shared;	/* NULL unless named */
+	struct xshm_av_senders *senders;
+	struct xshm_ep **eps;		/* bound endpoints, told of inserts */
+	size_t nr_eps;
+	uint64_t *hash_keys;		/* ep_id -> index, open addressing */
+	uint32_t *hash_vals;
+	size_t hash_size;
+	uint64_t gen;			/* changes with every entry (av_table.c) */
+	uint64_t last_ep_id;		/* the last sender looked up, */
+	uint64_t last_gen;		/* ... at this gen, */
+	ssize_t last_index;		/* ... found there (-1: not in the AV) */
+	_Atomic int ref;
+};
+
+int xshm_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		 struct fid_av **av, void *context);
+bool xshm_av_has(struct xshm_av *av, fi_addr_t fi_addr);
+struct xshm_av *xshm_av_of(struct fid *fid, struct xshm_domain *domain);
+int xshm_av_add_ep(struct xshm_av *av, struct xshm_ep *ep);
+void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep);
+/* Gives back the spare buffers ep holds in the AV's mapped peers (spare.c). */
+void xshm_av_release_spares(struct xshm_av *av, struct xshm_ep *ep);
+fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id);
+int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
+		 struct xshm_av_entry **entry);
 /*
- * Changes to the table (entries and keys) happen between write_begin and
- * write_end: for a named AV, under the shared lock, after catching up with
- * the other processes, and mirrored into the file.
+ * A directed receive's src (flags FI_AUTH_KEY: a key) as sources are
+ * reported; *ep_id: the endpoint it names (0 for FI_ADDR_UNSPEC or a key).
  */
-int xshm_av_write_begin(struct xshm_av *av);
-void xshm_av_write_end(struct xshm_av *av);
-void xshm_av_store(struct xshm_av *av, size_t index,
-		   const struct xshm_addr *addr, uint32_t auth_key);
-void xshm_av_erase(struct xshm_av *av, size_t index);
+int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t *ep_id,
+		     uint64_t flags);
+/* Receiver-side isolation: false drops the sender's command. */
+bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id);
+/* Both of the above for one sender; *src is set when allowed. */
+bool xshm_av_sender_src(struct xshm_ep *ep, uint64_t sender_ep_id,
+			fi_addr_t *src);
+/* The digest of the endpoint's auth key (ep_attr, else domain_attr); 0: none. */
+int xshm_auth_info_digest(const struct fi_info *info, uint64_t *digest);
+/* fi_av_open with FI_PEER (import.c): the owner's AV only sizes it. */
+int xshm_av_import(struct fi_av_attr *attr, void *context, size_t *count);
 
-/* av_shared.c */
-int xshm_av_shared_open(struct xshm_av *av, struct fi_av_attr *attr);
-void xshm_av_shared_close(struct xshm_av *av);
-/* Unlink named-AV files whose writers all died; returns how many. */
-int xshm_av_shared_reclaim_stale(void);
-/* Catches up with what other processes changed (cheap when nothing did). */
-void xshm_av_shared_sync(struct xshm_av *av);
-int xshm_av_shared_lock(struct xshm_av *av);
-void xshm_av_shared_unlock(struct xshm_av *av);
-void xshm_av_shared_put(struct xshm_av *av, size_t index,
-			const struct xshm_addr *addr, uint32_t auth_key);
-void xshm_av_shared_put_key(struct xshm_av *av, size_t slot);
-
-static inline void xshm_av_catch_up(struct xshm_av *av)
-{
-	if (av->shared)
-		xshm_av_shared_sync(av);
-}
-
-/* av_user_id.c */
-fi_addr_t xshm_av_default_src_id(const struct xshm_av *av, size_t index);
-int xshm_av_set_user_id(struct fid_av *av_fid, fi_addr_t fi_addr,
-			fi_addr_t user_id, uint64_t flags);
-
-/* av_auth.c */
-int xshm_av_keys_init(struct xshm_av *av, size_t count);
-void xshm_av_keys_fini(struct xshm_av *av);
-struct xshm_av_key *xshm_av_key_of(struct xshm_av *av, fi_addr_t handle,
-				   uint32_t *slot);
-void xshm_av_key_set(struct xshm_av *av, uint32_t slot, const void *bytes,
-		     uint32_t size);
-void xshm_av_key_clear(struct xshm_av *av, uint32_t slot);
-int xshm_av_remove_keys(struct xshm_av *av, const fi_addr_t *handles,
-			size_t count);
-int xshm_av_insert_auth_key(struct fid_av *av_fid, const void *auth_key,
-			    size_t auth_key_size, fi_addr_t *fi_addr,
-			    uint64_t flags);
-int xshm_av_lookup_auth_key(struct fid_av *av_fid, fi_addr_t fi_addr,
-			    void *auth_key, size_t *auth_key_size);
-uint64_t xshm_auth_digest(const void *key, size_t size);
-void xshm_av_sender_recheck(struct xshm_av *av, uint64_t ep_id);
-
-/* av_insert.c */
-int xshm_av_insert(struct fid_av *av_fid, const void *addr, size_t count,
-		   fi_addr_t *fi_addr, uint64_t flags, void *context);
-int xshm_av_insertsvc(struct fid_av *av_fid, const char *node,
-		      const char *service, fi_addr_t *fi_addr, uint64_t flags,
-		      void *context);
-int xshm_av_insertsym(struct fid_av *av_fid, const char *node, size_t nodecnt,
-		      const char *service, size_t svccnt, fi_addr_t *fi_addr,
-		      uint64_t flags, void *context);
-int xshm_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
-		   uint64_t flags);
+/* Sender regions (av_auth.c): the region an ack or a report goes to. */
+struct xshm_region *xshm_av_sender_region(struct xshm_av *av, uint64_t ep_id);
+/* Retire the AV's mappings of a dead process's region (av_table.c, av_auth.c). */
+void xshm_av_retire(struct xshm_av *av, fi_addr_t fi_addr, struct xshm_owner dead);
+void xshm_av_sender_retire(struct xshm_av *av, uint64_t ep_id,
+			   struct xshm_owner dead);
+/* The process behind a cached sender region, without refreshing it. */
+struct xshm_owner xshm_av_sender_owner(struct xshm_av *av, uint64_t ep_id);
+/*
+ * The process behind endpoint ep_id, mapping its region if need be; once it
+ * is gone, the last process seen there (pid 0: none ever was).
+ */
+struct xshm_owner xshm_av_source_process(struct xshm_av *av, uint64_t ep_id);
 
 #endif

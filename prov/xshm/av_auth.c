@@ -19,8 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "av.h"
+#include "av_impl.h"
+#include "domain.h"
+#include "ep.h"
+#include "lock.h"
+#include "provider.h"
+#include "xshm/fi_xshm.h"
+#include "shm/layout.h"
+#include "shm/liveness.h"
 #include "shm/proc.h"
+#include "shm/region.h"
 
 #define KEYS_MIN	16
 #define SENDERS_MIN	64

@@ -13,7 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "av.h"
+#include "av_impl.h"
+#include "domain.h"
+#include "ep.h"
+#include "eq.h"
+#include "lock.h"
+#include "params.h"
+#include "recv.h"
+#include "xshm/fi_xshm.h"
+#include "shm/layout.h"
 
 #define INSERT_FLAGS	(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID | FI_AUTH_KEY)
 #define SYM_MAX		(1u << 24)	/* addresses one insertsym may name */

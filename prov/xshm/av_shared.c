@@ -18,8 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "av.h"
+#include "av_impl.h"
+#include "params.h"
+#include "shm/layout.h"
 #include "shm/proc.h"
+#include "shm/region.h"
 
 #define SHARED_MIN_ENTRIES	1024
 #define SHARED_MAX_ENTRIES	(1u << 24)

@@ -7,7 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "av.h"
+#include "av_impl.h"
+#include "ep.h"
+#include "provider.h"
+#include "spare.h"
+#include "shm/layout.h"
+#include "shm/liveness.h"
+#include "shm/region.h"
 
 #define HASH_EMPTY	0
 #define HASH_TOMBSTONE	UINT64_MAX

@@ -7,6 +7,11 @@
  * since receives are matched against reported sources.
  */
 #include "av.h"
+#include "av_impl.h"
+#include "domain.h"
+#include "ep.h"
+#include "lock.h"
+#include "xshm/fi_xshm.h"
 
 fi_addr_t xshm_av_default_src_id(const struct xshm_av *av, size_t index)
 {

@@ -5,7 +5,13 @@
  * choice also decides whether a message that could go either way takes
  * ring cells (send.c) and whether the spare buffer is warmed (spare.c).
  */
-#include "xshm.h"
+#include "bounce_fill.h"
+#include "ep.h"
+#include "iov.h"
+#include "params.h"
+#include "shm/copy.h"
+#include "shm/region.h"
+#include "shm/store_choice.h"
 
 static xshm_copy_fn *copy_of(enum xshm_stores kind)
 {

@@ -8,7 +8,9 @@
  * reclaims a dead borrower's buffers, so a buffer is never both pending
  * here and reclaimed.
  */
-#include "xshm.h"
+#include "buf_return.h"
+#include "ep.h"
+#include "shm/pool.h"
 
 void xshm_buf_return_flush(struct xshm_ep *ep)
 {

@@ -6,7 +6,10 @@
  */
 #include <stdlib.h>
 
-#include "xshm.h"
+#include "comp.h"
+#include "ep.h"
+#include "list.h"
+#include "srx.h"
 
 static uint64_t recv_flags(const struct xshm_recv_args *recv)
 {

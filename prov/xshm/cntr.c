@@ -9,7 +9,16 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "xshm.h"
+#include "cntr.h"
+#include "domain.h"
+#include "ep.h"
+#include "fid.h"
+#include "import.h"
+#include "list.h"
+#include "lock.h"
+#include "progress.h"
+#include "wait.h"
+#include "xshm/fi_peer.h"
 
 struct xshm_cntr {
 	struct fid_cntr cntr_fid;

@@ -4,7 +4,8 @@
  * Counters count every operation, with or without a CQ entry; errors always
  * get one.
  */
-#include "xshm.h"
+#include "comp.h"
+#include "ep.h"
 
 static void report(struct fid_peer_cq *cq, struct fid_peer_cntr *cntr,
 		   void *context, uint64_t flags, size_t len, void *buf,

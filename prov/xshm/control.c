@@ -1,13 +1,18 @@
 /*
  * The protocol's own commands, sent beside the messages: an ack (ack.c),
  * an offer to share a single copy (rts.c) and the abort of a half-sent
- * message (send.c).  Each is one cell whose header says what it is; the
- * header fields it does not use are zero, as the receiver's checks want
- * them (recv.c, cmd_valid).
+ * message (send_queue.c).  Each is one cell whose header says what it is;
+ * the header fields it does not use are zero, as the receiver's checks
+ * want them (recv_cmd.c, cmd_valid).
  */
 #include <string.h>
 
-#include "xshm.h"
+#include "control.h"
+#include "ep.h"
+#include "shm/doorbell.h"
+#include "shm/layout.h"
+#include "shm/region.h"
+#include "shm/ring.h"
 
 bool xshm_control_push(struct xshm_ep *ep, struct xshm_region *peer,
 		       const struct xshm_control *ctl)

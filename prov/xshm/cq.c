@@ -8,7 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xshm.h"
+#include "cq.h"
+#include "domain.h"
+#include "ep.h"
+#include "fid.h"
+#include "import.h"
+#include "list.h"
+#include "lock.h"
+#include "progress.h"
+#include "wait.h"
+#include "xshm/fi_peer.h"
 
 static struct xshm_cq *to_cq(struct fid_cq *cq_fid)
 {

@@ -2,7 +2,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xshm.h"
+#include "domain.h"
+#include "av.h"
+#include "cntr.h"
+#include "cq.h"
+#include "ep.h"
+#include "fid.h"
+#include "import.h"
+#include "list.h"
+#include "poll.h"
+#include "provider.h"
 
 static int xshm_domain_close(struct fid *fid)
 {

@@ -5,7 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xshm.h"
+#include <rdma/fi_cm.h>
+
+#include "ep.h"
+#include "ack.h"
+#include "addr.h"
+#include "av.h"
+#include "cntr.h"
+#include "cq.h"
+#include "domain.h"
+#include "fid.h"
+#include "import.h"
+#include "list.h"
+#include "lock.h"
+#include "params.h"
+#include "provider.h"
+#include "recv.h"
+#include "send.h"
+#include "srx.h"
+#include "shm/cleanup.h"
+#include "shm/doorbell.h"
+#include "shm/layout.h"
+#include "shm/region.h"
+#include "shm/scopy/scopy.h"
 
 #define XSHM_CREATE_TRIES	16
 

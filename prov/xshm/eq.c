@@ -8,7 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "xshm.h"
+#include "eq.h"
+#include "fid.h"
+#include "list.h"
+#include "xshm/fi_peer.h"
 
 struct xshm_eq_event {
 	struct xshm_eq_event *next;

@@ -2,7 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "av.h"
+#include "av_impl.h"
+#include "cntr.h"
+#include "cq.h"
+#include "domain.h"
+#include "eq.h"
+#include "fid.h"
+#include "list.h"
+#include "provider.h"
 #include "shm/region.h"
 
 static int xshm_fabric_close(struct fid *fid)

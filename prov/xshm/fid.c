@@ -1,5 +1,5 @@
 /* fid operations shared by objects that do not support them. */
-#include "xshm.h"
+#include "fid.h"
 
 int xshm_fid_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "xshm.h"
+#include "addr.h"
+#include "params.h"
+#include "provider.h"
 
 #define XSHM_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \

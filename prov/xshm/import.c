@@ -6,7 +6,18 @@
  */
 #include <stdlib.h>
 
-#include "xshm.h"
+#include "import.h"
+#include "av.h"
+#include "domain.h"
+#include "ep.h"
+#include "eq.h"
+#include "fid.h"
+#include "list.h"
+#include "lock.h"
+#include "params.h"
+#include "provider.h"
+#include "recv.h"
+#include "xshm/fi_peer.h"
 
 /*
  * fi_peer(3) can be read two ways, and xshm pairs with owners of both:

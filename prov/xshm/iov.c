@@ -1,8 +1,9 @@
 /*
  * Scatter-gather copies that walk the iov (the one-buffer case and the
- * checks are inline in xshm.h).
+ * checks are inline in iov.h).
  */
-#include "xshm.h"
+#include "iov.h"
+#include "shm/copy.h"
 
 size_t xshm_iov_copy(const struct iovec *iov, size_t count, size_t offset,
 		     unsigned char *buf, size_t len, bool to_iov,

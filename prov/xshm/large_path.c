@@ -14,7 +14,10 @@
  * kernel only when a buffer is new to it or every XSHM_HUGE_MEMO_USES
  * messages, and a sender asks only receivers that said yes.
  */
-#include "xshm.h"
+#include "large_path.h"
+#include "ep.h"
+#include "shm/region.h"
+#include "shm/scopy/huge.h"
 
 /* Written only when it changes: its header line is read by every send. */
 void xshm_rx_large_pages(struct xshm_ep *ep,

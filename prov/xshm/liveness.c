@@ -20,7 +20,18 @@
  */
 #include <time.h>
 
-#include "xshm.h"
+#include "liveness.h"
+#include "ack.h"
+#include "av.h"
+#include "ep.h"
+#include "list.h"
+#include "params.h"
+#include "progress.h"
+#include "recv.h"
+#include "send.h"
+#include "srx.h"
+#include "shm/liveness.h"
+#include "shm/ring.h"
 
 #define MEMO_MAX	16	/* processes remembered within one sweep */
 #define CHECK_EVERY	16	/* busy progress calls between clock reads */

@@ -4,7 +4,12 @@
  */
 #include <stdlib.h>
 
-#include "xshm.h"
+#include "domain.h"
+#include "fid.h"
+#include "iov.h"
+#include "list.h"
+#include "lock.h"
+#include "provider.h"
 
 static int xshm_mr_close(struct fid *fid)
 {

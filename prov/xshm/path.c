@@ -15,8 +15,17 @@
  * Without a single copy to the receiver (FI_XSHM_CMA=0, a ptrace policy,
  * FI_INJECT) everything takes bounce buffers.
  */
-#include "xshm.h"
+#include "path.h"
+#include "ack.h"
+#include "av.h"
+#include "control.h"
+#include "ep.h"
+#include "large_path.h"
+#include "params.h"
 #include "shm/clock.h"
+#include "shm/layout.h"
+#include "shm/path_choice.h"
+#include "shm/region.h"
 
 static bool can_pull(const struct xshm_ep *ep, const struct xshm_region *peer,
 		     uint64_t flags)

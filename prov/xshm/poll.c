@@ -12,7 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xshm.h"
+#include "poll.h"
+#include "cntr.h"
+#include "cq.h"
+#include "domain.h"
+#include "fid.h"
+#include "list.h"
+#include "lock.h"
+#include "provider.h"
 
 struct xshm_poll_member {
 	struct fid *fid;

@@ -1,8 +1,24 @@
 /*
  * Manual progress: drain the inbound ring, then push queued sends.  A send
- * of a large message drains the replies to its earlier ones (send.c).
+ * of a large message drains the replies to its earlier ones (send_queue.c).
  */
-#include "xshm.h"
+#include "progress.h"
+#include "ack.h"
+#include "buf_return.h"
+#include "ep.h"
+#include "list.h"
+#include "liveness.h"
+#include "recv.h"
+#include "send.h"
+#include "spare.h"
+#include "warm.h"
+#include "shm/layout.h"
+#include "shm/ring.h"
+#include "shm/sweep.h"
+
+#define XSHM_RX_BUDGET		64	/* cells drained per progress call */
+#define XSHM_SWEEP_POLLS	64	/* idle polls between sweep checks */
+#define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 
 /*
  * The sweep (shm/sweep.h) costs system calls: it runs at most every

@@ -13,14 +13,25 @@
  * receiver copies claims nothing, and the receiver, once its first chunk
  * is in, pulls all the rest at once, unless more commands wait in its
  * ring: then its senders are still sending, and a sender takes up the
- * offer on its next send (send.c).  The receiver completes, and acks, once
- * the sender's claimed chunks are in.
+ * offer on its next send (send_queue.c).  The receiver completes, and
+ * acks, once the sender's claimed chunks are in.
  */
 #include <sched.h>
 
-#include "xshm.h"
+#include "rts.h"
+#include "ack.h"
+#include "av.h"
+#include "control.h"
+#include "ep.h"
+#include "path.h"
+#include "recv.h"
+#include "send.h"
 #include "shm/clock.h"
+#include "shm/layout.h"
+#include "shm/liveness.h"
 #include "shm/proc.h"
+#include "shm/region.h"
+#include "shm/ring.h"
 #include "shm/scopy/split.h"
 
 #define SPIN_BEFORE_YIELD	4096

@@ -21,8 +21,13 @@
  * region is unmapped from the AV; a spare whose region went away without
  * that (the receiver died or closed) is forgotten: its pool is gone too.
  */
-#include "xshm.h"
+#include "spare.h"
+#include "av.h"
+#include "bounce_fill.h"
+#include "ep.h"
+#include "shm/pool.h"
 #include "shm/prefetch.h"
+#include "shm/region.h"
 
 static struct xshm_spare *slot_of(struct xshm_ep *ep,
 				  const struct xshm_region *peer)

@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xshm.h"
+#include "srx.h"
+#include "comp.h"
+#include "domain.h"
+#include "ep.h"
+#include "list.h"
 
 static struct xshm_srx *to_srx(struct fid_peer_srx *peer_srx)
 {

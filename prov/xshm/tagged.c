@@ -1,5 +1,10 @@
 /* Tagged message calls (fi_tagged(3)): argument shaping only. */
-#include "xshm.h"
+#include "ep.h"
+#include "list.h"
+#include "recv.h"
+#include "send.h"
+#include "xshm/fi_xshm.h"
+#include "shm/layout.h"
 
 #define XSHM_TSENDMSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_INJECT | \
 				 FI_REMOTE_CQ_DATA | FI_INJECT_COMPLETE | \

@@ -16,7 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xshm.h"
+#include "wait.h"
+#include "ep.h"
+#include "list.h"
+#include "liveness.h"
+#include "lock.h"
+#include "provider.h"
+#include "shm/doorbell.h"
+#include "shm/ring.h"
 
 #define XSHM_WAIT_EVENTS	8
 /* How often a sleeper looks when something cannot ring it. */

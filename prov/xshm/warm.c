@@ -13,7 +13,10 @@
  * cost it 4-7% of its bandwidth at 1 KiB; warming on the idle poll, within
  * one build, nothing measurable.
  */
-#include "xshm.h"
+#include "warm.h"
+#include "av.h"
+#include "ep.h"
+#include "shm/ring.h"
 
 void xshm_warm_run(struct xshm_ep *ep)
 {

@@ -94,7 +94,7 @@ static const struct {
 	const char *stores;
 	size_t len;
 	uint32_t bufs;
-	uint64_t flags;		/* FI_DELIVERY_COMPLETE: through a tx_op (send.c) */
+	uint64_t flags;		/* FI_DELIVERY_COMPLETE: a tx_op (send_queue.c) */
 } holds[] = {
 	{ NULL, 4097, 0 },
 	{ NULL, XSHM_CELLS_MSG_MAX, 0 },

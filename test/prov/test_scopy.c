@@ -858,11 +858,12 @@ static void stream_order_done(struct stream_rig *r, const struct rx_order *o, in
 /*
  * A sender that calls into libfabric only to send, as one streaming
  * computed buffers does, shares the copy of its previous message in its
- * next large send: that send takes up the receiver's offer (send.c).  We
- * send a large message and a short one, which keeps the receiver from
- * taking all the rest of the first after its first chunk (the next test);
- * once it has claimed that chunk, we send a large one, and find chunks of
- * the first pushed when that send returns, with no other call in between.
+ * next large send: that send takes up the receiver's offer
+ * (prov/xshm/send_queue.c).  We send a large message and a short one,
+ * which keeps the receiver from taking all the rest of the first after
+ * its first chunk (the next test); once it has claimed that chunk, we
+ * send a large one, and find chunks of the first pushed when that send
+ * returns, with no other call in between.
  */
 START_TEST(scopy_next_large_send_shares_the_copy_of_the_previous)
 {
