@@ -29,7 +29,7 @@
 #define XSHM_COPY_LOOP_MAX	XSHM_BUF_SIZE
 /*
  * In-cell payloads longer than this are copied out descending
- * (prov/xshm/recv_cmd.c).
+ * (prov/xshm/data/recv_cmd.c).
  */
 #define XSHM_COPY_DOWN_ABOVE	1024
 

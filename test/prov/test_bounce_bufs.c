@@ -1,7 +1,7 @@
 /*
  * The receiver's bounce buffers, watched through its region: how many a
  * message holds until it is received, and the spare a sender borrows
- * ahead (prov/xshm/spare.c).  After a send that took a bounce buffer (a
+ * ahead (prov/xshm/data/spare.c).  After a send that took a bounce buffer (a
  * medium message, or a larger one's first piece) the sender borrows one
  * buffer of the receiver's pool on its next idle poll, and gives it back
  * when its endpoint closes or the receiver leaves its AV.  Every buffer is
