@@ -27,7 +27,10 @@
 
 #define XSHM_COPY_LOOP_MIN	2048
 #define XSHM_COPY_LOOP_MAX	XSHM_BUF_SIZE
-/* In-cell payloads longer than this are copied out descending (recv.c). */
+/*
+ * In-cell payloads longer than this are copied out descending
+ * (prov/xshm/data/recv_cmd.c).
+ */
 #define XSHM_COPY_DOWN_ABOVE	1024
 
 typedef void xshm_copy_fn(void *dst, const void *src, size_t len);

@@ -1,7 +1,7 @@
 /*
  * Whether buffers lie on huge pages, which decides between bounce buffers
  * and the single copy for messages of 128 KiB to 4 MiB
- * (prov/xshm/large_path.c).
+ * (prov/xshm/data/large_path.c).
  *
  * The single copy makes the kernel pin every page it touches, so it costs
  * about twice as much per byte on 4 KiB pages as on huge ones (2 MiB

@@ -1,7 +1,7 @@
 /*
  * Single-copy engines: the data of a large message goes straight from the
  * sender's buffers into the receiver's, one copy in all, pulled by the
- * receiver and, for part of it, pushed by the sender (prov/xshm/rts.c).
+ * receiver and, for part of it, pushed by the sender (prov/xshm/data/rts.c).
  *
  * Each engine is a small module behind this table (cma.c; xpmem would be a
  * sibling file), probed once: an engine that the kernel, a ptrace policy or

@@ -75,7 +75,7 @@ long xshm_split_claim(struct xshm_split *split, uint32_t gen, size_t nchunks,
  * in is busy elsewhere; one call for the rest costs less than a call per
  * chunk, and the receiver then waits for no late claim.  A receiver that
  * has more commands waiting does not ask: its senders are still sending
- * (prov/xshm/rts.c).
+ * (prov/xshm/data/rts.c).
  */
 long xshm_split_claim_rest(struct xshm_split *split, uint32_t gen,
 			   size_t nchunks);

@@ -411,7 +411,7 @@ void *xt_alloc(size_t len);
 
 /*
  * The process that created the region file name in /dev/shm, from the
- * endpoint id in it (prov/xshm/addr.c: the pid above the low 24 bits,
+ * endpoint id in it (prov/xshm/base/addr.c: the pid above the low 24 bits,
  * unless the top bit marks an id taken from a service): 0 for any other
  * name, and for another user's region.
  */

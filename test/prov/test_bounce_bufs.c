@@ -1,7 +1,7 @@
 /*
  * The receiver's bounce buffers, watched through its region: how many a
  * message holds until it is received, and the spare a sender borrows
- * ahead (prov/xshm/spare.c).  After a send that took a bounce buffer (a
+ * ahead (prov/xshm/data/spare.c).  After a send that took a bounce buffer (a
  * medium message, or a larger one's first piece) the sender borrows one
  * buffer of the receiver's pool on its next idle poll, and gives it back
  * when its endpoint closes or the receiver leaves its AV.  Every buffer is
@@ -94,7 +94,7 @@ static const struct {
 	const char *stores;
 	size_t len;
 	uint32_t bufs;
-	uint64_t flags;		/* FI_DELIVERY_COMPLETE: through a tx_op (send.c) */
+	uint64_t flags;		/* FI_DELIVERY_COMPLETE: a tx_op (send_queue.c) */
 } holds[] = {
 	{ NULL, 4097, 0 },
 	{ NULL, XSHM_CELLS_MSG_MAX, 0 },

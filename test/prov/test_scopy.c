@@ -858,11 +858,12 @@ static void stream_order_done(struct stream_rig *r, const struct rx_order *o, in
 /*
  * A sender that calls into libfabric only to send, as one streaming
  * computed buffers does, shares the copy of its previous message in its
- * next large send: that send takes up the receiver's offer (send.c).  We
- * send a large message and a short one, which keeps the receiver from
- * taking all the rest of the first after its first chunk (the next test);
- * once it has claimed that chunk, we send a large one, and find chunks of
- * the first pushed when that send returns, with no other call in between.
+ * next large send: that send takes up the receiver's offer
+ * (prov/xshm/data/send_queue.c).  We send a large message and a short one,
+ * which keeps the receiver from taking all the rest of the first after
+ * its first chunk (the next test); once it has claimed that chunk, we
+ * send a large one, and find chunks of the first pushed when that send
+ * returns, with no other call in between.
  */
 START_TEST(scopy_next_large_send_shares_the_copy_of_the_previous)
 {
@@ -1198,7 +1199,7 @@ START_TEST(threshold_moved_inject_is_still_copied)
 }
 END_TEST
 
-/* ---- bounce buffers or single copy by the pages (prov/xshm/large_path.c) ---- */
+/* ---- bounce buffers or single copy by the pages (data/large_path.c) ---- */
 
 /*
  * Messages larger than FI_XSHM_SCOPY_HUGE_MIN (512 KiB by default; for a

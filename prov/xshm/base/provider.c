@@ -1,0 +1,19 @@
+/*
+ * The fi_provider every file logs through (XSHM_WARN, XSHM_INFO) and reads
+ * its parameters with.  Its entry points open the libfabric objects, the
+ * top of the provider: fi_prov_ini sets them (objects/init.c).
+ */
+#include "base/provider.h"
+#include "shm/cleanup.h"
+
+static void xshm_cleanup(void)
+{
+	xshm_cleanup_fini();
+}
+
+struct fi_provider xshm_prov = {
+	.name = XSHM_NAME,
+	.version = XSHM_VERSION,
+	.fi_version = XSHM_API_VERSION,
+	.cleanup = xshm_cleanup,
+};

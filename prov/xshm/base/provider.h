@@ -1,0 +1,49 @@
+/*
+ * The provider as libfabric sees it: its name and versions, the
+ * capabilities and limits it advertises (attr.c, getinfo.c), and the
+ * fi_provider every file logs through.
+ */
+#ifndef XSHM_PROVIDER_H
+#define XSHM_PROVIDER_H
+
+#include <rdma/fabric.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+/*
+ * Another name builds a second copy that one process can load beside this
+ * one, so that benchmarks compare two builds point by point
+ * (test/bench/ab.sh).
+ */
+#ifndef XSHM_NAME
+#define XSHM_NAME		"xshm"
+#endif
+#define XSHM_VERSION		FI_VERSION(0, 1)
+#define XSHM_API_VERSION	FI_VERSION(1, 17)
+#define XSHM_MIN_API_VERSION	FI_VERSION(1, 5)
+
+#define XSHM_IOV_LIMIT		8	/* <= XSHM_RTS_IOV_MAX */
+#define XSHM_INJECT_SIZE	4096
+#define XSHM_MAX_MSG_SIZE	(1ULL << 30)
+#define XSHM_TX_SIZE		256
+#define XSHM_RX_SIZE		256
+
+#define XSHM_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_SHARED_AV)
+#define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
+			 XSHM_DOMAIN_CAPS)
+#define XSHM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND)
+#define XSHM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
+			 FI_SOURCE | FI_MULTI_RECV)
+
+extern struct fi_provider xshm_prov;
+extern const struct fi_info xshm_info_template;
+
+#define XSHM_WARN(subsys, ...) FI_WARN(&xshm_prov, subsys, __VA_ARGS__)
+#define XSHM_INFO(subsys, ...) FI_INFO(&xshm_prov, subsys, __VA_ARGS__)
+
+int xshm_getinfo(uint32_t version, const char *node, const char *service,
+		 uint64_t flags, const struct fi_info *hints,
+		 struct fi_info **info);
+
+#endif
