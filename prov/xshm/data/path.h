@@ -9,6 +9,7 @@
 #include <rdma/fabric.h>
 
 #include "base/params.h"
+#include "shm/clock.h"
 #include "shm/layout.h"
 
 struct xshm_av_entry;
@@ -25,8 +26,25 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 				       const struct iovec *iov, size_t count,
 				       size_t total, fi_addr_t dest,
 				       uint64_t flags);
+/*
+ * The clock, read only for a timed send or message: the copies of those,
+ * on both sides, are timed; 0 for the others.
+ */
+static inline uint64_t xshm_path_clock(bool timed)
+{
+	return timed ? xshm_now_ns() : 0;
+}
+
 /* Sender: its copies of timed send id took ns more. */
 void xshm_path_sender_copied(struct xshm_ep *ep, uint32_t id, uint64_t ns);
+
+/* Sender: a copy of send id (0: untimed) begun at start_ns is done. */
+static inline void xshm_path_copy_done(struct xshm_ep *ep, uint32_t id,
+				       uint64_t start_ns)
+{
+	if (id)
+		xshm_path_sender_copied(ep, id, xshm_now_ns() - start_ns);
+}
 /* Sender: the receiver's XSHM_OP_TIMING for one of its timed sends. */
 void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		      const struct xshm_timing *timing);

@@ -17,7 +17,7 @@
 #include "base/iov.h"
 #include "data/recv.h"
 #include "xshm/fi_peer.h"
-#include "shm/clock.h"
+#include "data/path.h"
 #include "shm/layout.h"
 
 static inline void copy_to_entry(struct fi_peer_rx_entry *entry, size_t offset,
@@ -26,10 +26,9 @@ static inline void copy_to_entry(struct fi_peer_rx_entry *entry, size_t offset,
 	xshm_iov_copy_to(entry->iov, entry->count, offset, data, len);
 }
 
-/* The clock, read for a timed message only: its copies are timed (path.c). */
 static inline uint64_t timed_now(uint16_t cmd_flags)
 {
-	return cmd_flags & XSHM_CMD_TIMED ? xshm_now_ns() : 0;
+	return xshm_path_clock(cmd_flags & XSHM_CMD_TIMED);
 }
 
 static inline uint64_t comp_flags(uint8_t op, uint16_t cmd_flags,

@@ -26,7 +26,6 @@
 #include "data/recv.h"
 #include "data/send.h"
 #include "objects/ep.h"
-#include "shm/clock.h"
 #include "shm/layout.h"
 #include "shm/liveness.h"
 #include "shm/proc.h"
@@ -239,7 +238,7 @@ void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (!receiver)
 		return;
 	split = &receiver->hdr->split;
-	start = op->timed_id ? xshm_now_ns() : 0;
+	start = xshm_path_clock(op->timed_id);
 	while ((chunk = xshm_split_claim(split, (uint32_t) cmd->tag, nchunks,
 					 false)) >= 0) {
 		size_t offset, n = chunk_at(chunk, len, &offset);
@@ -248,6 +247,5 @@ void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 		xshm_split_pushed(split, ret != 0);
 	}
-	if (op->timed_id)
-		xshm_path_sender_copied(ep, op->timed_id, xshm_now_ns() - start);
+	xshm_path_copy_done(ep, op->timed_id, start);
 }

@@ -28,7 +28,6 @@
 #include "objects/domain.h"
 #include "objects/ep.h"
 #include "report/comp.h"
-#include "shm/clock.h"
 #include "shm/doorbell.h"
 #include "shm/layout.h"
 #include "shm/pool.h"
@@ -224,11 +223,10 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
 	cmd = reserve_whole(region, where, total, &pos);
 	if (!cmd)
 		goto give_back;
-	start = timed_id ? xshm_now_ns() : 0;
+	start = xshm_path_clock(timed_id);
 	head = fill_whole_payload(ep, region, cmd, pos, where, index, iov,
 				  count, total);
-	if (timed_id)
-		xshm_path_sender_copied(ep, timed_id, xshm_now_ns() - start);
+	xshm_path_copy_done(ep, timed_id, start);
 	fill_whole(cmd, ep, where, index, kind, total, tag, data, flags,
 		   timed_id);
 	if (where != WHOLE_BUF)

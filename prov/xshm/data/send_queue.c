@@ -22,7 +22,6 @@
 #include "data/spare.h"
 #include "objects/ep.h"
 #include "report/comp.h"
-#include "shm/clock.h"
 #include "shm/doorbell.h"
 #include "shm/layout.h"
 #include "shm/liveness.h"
@@ -105,12 +104,11 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 static void fill_bounce(struct xshm_ep *ep, struct xshm_region *peer,
 			const struct xshm_tx_op *op, uint32_t index, size_t len)
 {
-	uint64_t start = op->timed_id ? xshm_now_ns() : 0;
+	uint64_t start = xshm_path_clock(op->timed_id);
 
 	xshm_bounce_fill(ep, peer, xshm_pool_buf(&peer->pool, index), op->iov,
 			 op->iov_count, op->sent, len);
-	if (op->timed_id)
-		xshm_path_sender_copied(ep, op->timed_id, xshm_now_ns() - start);
+	xshm_path_copy_done(ep, op->timed_id, start);
 }
 
 /*
