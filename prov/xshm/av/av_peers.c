@@ -29,8 +29,9 @@ void xshm_av_entry_unpeer(struct xshm_av *av, struct xshm_av_entry *entry)
 	xshm_peer_put(&av->domain->peers, peer);
 }
 
-int xshm_av_peer_slow(struct xshm_av *av, fi_addr_t fi_addr,
-		      struct xshm_peer **out)
+/* The first send to the entry finds its peer; a closed region is mapped anew. */
+static int peer_slow(struct xshm_av *av, fi_addr_t fi_addr,
+		     struct xshm_peer **out)
 {
 	struct xshm_av_entry *entry = xshm_av_entry_of(av, fi_addr);
 	struct xshm_peers *peers = &av->domain->peers;
@@ -52,6 +53,20 @@ int xshm_av_peer_slow(struct xshm_av *av, fi_addr_t fi_addr,
 		return -FI_EHOSTUNREACH;
 	}
 	*out = entry->peer;
+	return 0;
+}
+
+int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
+		 struct xshm_peer **out)
+{
+	struct xshm_peer *peer;
+
+	if (av->shared || fi_addr >= av->capacity || !av->table[fi_addr].used)
+		return peer_slow(av, fi_addr, out);
+	peer = av->table[fi_addr].peer;
+	if (!peer || !peer->mapped || !xshm_region_is_open(&peer->region))
+		return peer_slow(av, fi_addr, out);
+	*out = peer;
 	return 0;
 }
 
