@@ -3,7 +3,9 @@
 # do to the buffers: -W (the sender writes each send buffer first; a
 # stream's sends in flight each get one of their own) and -R (the receiver
 # reads what it received).  Each must exit 0 and print one positive figure
-# per size.  FI_PROVIDER_PATH and XSHM_BUILDDIR come from the environment.
+# per size.  Then incast -M -A 3: every rank reports its own mappings and
+# its peers', with three AVs open, and rank 0 maps each region file once.
+# FI_PROVIDER_PATH and XSHM_BUILDDIR come from the environment.
 
 bench="${XSHM_BUILDDIR:-.}/test/bench"
 
@@ -31,4 +33,12 @@ for opts in "-W" "-R" "-W -R"; do
 	check msgrate "-i 4 $opts" 8
 	check incast "-n 2 -k 8 -s 4K,1M -i 4 $opts" 4096,1048576
 done
-echo "PASS: latency, bandwidth, msgrate and incast with -W, -R and both"
+
+out=$(timeout 120 "$bench/incast" -p xshm -M -A 3 -n 2 -s 4K 2>&1) ||
+	fail "incast -M -A 3: exited with $?"
+awk '$1 == "mem" && $5 > 0 && $7 > $5 { n++ } END { exit n != 3 }' \
+	<<<"$out" || fail "incast -M -A 3: not one line per rank with own and peers' mappings"
+twice=$(awk '$1 == "#" && $2 == "rank" && $4 == "maps" { print $5 }' <<<"$out" |
+	sort | uniq -d)
+[ -z "$twice" ] || fail "incast -M -A 3: rank 0 maps a region twice: $twice"
+echo "PASS: latency, bandwidth, msgrate and incast with -W, -R and both; incast -M -A 3"

@@ -18,6 +18,7 @@
 #include "base/peer_context.h"
 #include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "xshm/fi_peer.h"
 #include "xshm/fi_xshm.h"
 #include "shm/liveness.h"
@@ -25,14 +26,17 @@
 #define OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC | FI_AV_USER_ID | \
 			 FI_PEER)
 
+/* The endpoint is also one whose spares the domain's peers give back. */
 int xshm_av_add_ep(struct xshm_av *av, struct xshm_ep *ep)
 {
 	struct xshm_ep **eps = realloc(av->eps, (av->nr_eps + 1) * sizeof(*eps));
 
 	if (!eps)
 		return -FI_ENOMEM;
-	eps[av->nr_eps++] = ep;
 	av->eps = eps;
+	if (xshm_peers_add_ep(&av->domain->peers, ep))
+		return -FI_ENOMEM;
+	eps[av->nr_eps++] = ep;
 	atomic_fetch_add(&av->ref, 1);
 	return 0;
 }
@@ -42,6 +46,7 @@ void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep)
 	for (size_t i = 0; i < av->nr_eps; i++) {
 		if (av->eps[i] == ep) {
 			av->eps[i] = av->eps[--av->nr_eps];
+			xshm_peers_remove_ep(&av->domain->peers, ep);
 			atomic_fetch_sub(&av->ref, 1);
 			return;
 		}
@@ -94,11 +99,14 @@ static int xshm_av_close(struct fid *fid)
 
 	if (atomic_load(&av->ref))
 		return -FI_EBUSY;
+	/* Its peers are the domain's: other AVs may be in use meanwhile. */
+	xshm_lock_acquire(&av->domain->lock);
 	xshm_av_table_fini(av);
 	xshm_av_keys_fini(av);
 	xshm_av_shared_close(av);
-	if (av->domain)
-		atomic_fetch_sub(&av->domain->ref, 1);
+	xshm_peers_close_av(&av->domain->peers, av);
+	xshm_lock_release(&av->domain->lock);
+	atomic_fetch_sub(&av->domain->ref, 1);
 	free(av->eps);
 	free(av);
 	return 0;
@@ -130,14 +138,16 @@ static int xshm_av_peer_alive(struct fid_av *av_fid, fi_addr_t fi_addr)
 	if (!entry) {
 		ret = -FI_EINVAL;
 	} else {
-		owner = xshm_av_source_process(av, entry->addr.ep_id);
+		owner = xshm_peer_source_process(&av->domain->peers,
+						 entry->addr.ep_id);
 		ret = !owner.pid || xshm_owner_alive(owner);
 	}
 	/* As its own sweep would: the dead process's region is retired. */
 	if (ret == 0) {
-		xshm_av_sender_recheck(av, entry->addr.ep_id);
-		if (entry->peer_mapped)
-			xshm_region_retire(&entry->peer, entry->owner);
+		xshm_peer_recheck(&av->domain->peers, entry->addr.ep_id);
+		if (entry->peer && entry->peer->mapped)
+			xshm_region_retire(&entry->peer->region,
+					   entry->peer->owner);
 	}
 	xshm_lock_release(&av->domain->lock);
 	return ret;
@@ -259,18 +269,21 @@ int xshm_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		return -FI_ENOMEM;
 	av->type = attr->type == FI_AV_MAP ? FI_AV_MAP : FI_AV_TABLE;
 	av->flags = attr->flags;
+	av->domain = domain;
+	atomic_fetch_add(&domain->ref, 1);
+	xshm_lock_acquire(&domain->lock);
+	xshm_peers_open_av(&domain->peers);
+	xshm_lock_release(&domain->lock);
 	ret = init_table(av, attr, count);
 	if (ret) {
 		xshm_av_close(&av->av_fid.fid);
 		return ret;
 	}
-	av->domain = domain;
 	attr->type = av->type;
 	av->av_fid.fid.fclass = FI_CLASS_AV;
 	av->av_fid.fid.context = context;
 	av->av_fid.fid.ops = &xshm_av_fi_ops;
 	av->av_fid.ops = &xshm_av_ops;
-	atomic_fetch_add(&domain->ref, 1);
 	*av_out = &av->av_fid;
 	return 0;
 }

@@ -1,9 +1,10 @@
 /*
- * The address vector (av*.c) as the rest of the provider uses it.  Indices
- * are table slots; a hash from endpoint id to slot turns the sender id of
- * every command into a source fi_addr_t.  Each entry maps its peer's
- * region on first send; the senders' regions, read for their key digests,
- * are kept apart from the table (av_auth.c).  Call with the domain lock held.
+ * The address vector (av*.c) as the rest of the provider uses it: what
+ * fi_av(3) says an AV is.  Indices are table slots, each entry an address,
+ * the source reported for it (its index or a user id) and its key; the
+ * entry points at its peer (peer/peer.h), which maps the region, from the
+ * first send to it on.  A hash from endpoint id to slot turns the sender
+ * of a command into a source fi_addr_t.  Call with the domain lock held.
  */
 #ifndef XSHM_AV_H
 #define XSHM_AV_H
@@ -17,9 +18,9 @@
 #include <rdma/fi_domain.h>
 
 #include "base/addr.h"
+#include "peer/peer.h"
 #include "shm/layout.h"
 #include "shm/liveness.h"
-#include "shm/region.h"
 
 struct xshm_domain;
 struct xshm_ep;
@@ -27,12 +28,9 @@ struct xshm_ep;
 struct xshm_av_entry {
 	struct xshm_addr addr;
 	bool used;
-	bool peer_mapped;
-	struct xshm_region peer;	/* the peer's region, mapped on first send */
-	struct xshm_owner owner;	/* of the mapped region */
-	uint64_t next_check_ms;		/* liveness.c: ring full, check again then */
-	fi_addr_t src_id;		/* reported as source: index or user id */
 	uint32_t auth_key;		/* key slot, or XSHM_AV_NO_KEY */
+	fi_addr_t src_id;		/* reported as source: index or user id */
+	struct xshm_peer *peer;		/* from the first send to it; or NULL */
 };
 
 struct xshm_av_key {
@@ -44,7 +42,6 @@ struct xshm_av_key {
 };
 
 struct xshm_av_shared;			/* av_shared.c: a named AV's file */
-struct xshm_av_senders;			/* av_auth.c: senders' key digests */
 
 struct xshm_av {
 	struct fid_av av_fid;
@@ -58,7 +55,6 @@ struct xshm_av {
 	struct xshm_av_key *keys;
 	size_t keys_capacity;
 	struct xshm_av_shared *shared;	/* NULL unless named */
-	struct xshm_av_senders *senders;
 	struct xshm_ep **eps;		/* bound endpoints, told of inserts */
 	size_t nr_eps;
 	uint64_t *hash_keys;		/* ep_id -> index, open addressing */
@@ -77,36 +73,44 @@ bool xshm_av_has(struct xshm_av *av, fi_addr_t fi_addr);
 struct xshm_av *xshm_av_of(struct fid *fid, struct xshm_domain *domain);
 int xshm_av_add_ep(struct xshm_av *av, struct xshm_ep *ep);
 void xshm_av_remove_ep(struct xshm_av *av, struct xshm_ep *ep);
-/* Gives back the spares ep holds in the AV's mapped peers (av_peers.c). */
-void xshm_av_release_spares(struct xshm_av *av, struct xshm_ep *ep);
 fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id);
+
+/*
+ * The peer of the entry fi_addr, its region mapped: 0, -FI_EINVAL (no
+ * entry), -FI_EAGAIN (its region is being created), -FI_EHOSTUNREACH (no
+ * region to map) or -FI_ENOMEM (av_peers.c).  Out of line on purpose:
+ * inlined into the send path, it cost 1 KiB streams 30% on the 2-core
+ * development machine (the send functions' code, not more work).
+ */
 int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
-		 struct xshm_av_entry **entry);
+		 struct xshm_peer **peer);
+
+/* Retires the entry's mapped region if its process is dead (av_peers.c). */
+void xshm_av_retire(struct xshm_av *av, fi_addr_t fi_addr,
+		    struct xshm_owner dead);
+
+/*
+ * The source reported for a sender (its index or user id, or
+ * FI_ADDR_NOTAVAIL when the AV does not hold it), found once per change of
+ * the table and kept in the peer (av_table.c).
+ */
+fi_addr_t xshm_av_src_find(struct xshm_av *av, struct xshm_peer *peer);
+
+static inline fi_addr_t xshm_av_src(struct xshm_av *av, struct xshm_peer *peer)
+{
+	if (av->shared || peer->src_av != av || peer->src_gen != av->gen)
+		return xshm_av_src_find(av, peer);
+	return peer->src_index < 0 ? FI_ADDR_NOTAVAIL :
+				     av->table[peer->src_index].src_id;
+}
+
 /*
  * A directed receive's src (flags FI_AUTH_KEY: a key) as sources are
  * reported; *ep_id: the endpoint it names (0 for FI_ADDR_UNSPEC or a key).
  */
 int xshm_av_recv_src(struct xshm_ep *ep, fi_addr_t *src, uint64_t *ep_id,
 		     uint64_t flags);
-/* Receiver-side isolation: false drops the sender's command. */
-bool xshm_av_sender_allowed(struct xshm_ep *ep, uint64_t sender_ep_id);
-/* Both of the above for one sender; *src is set when allowed. */
-bool xshm_av_sender_src(struct xshm_ep *ep, uint64_t sender_ep_id,
-			fi_addr_t *src);
 /* The digest of the endpoint's auth key (ep_attr, else domain_attr); 0: none. */
 int xshm_auth_info_digest(const struct fi_info *info, uint64_t *digest);
-/* Sender regions (av_auth.c): the region an ack or a report goes to. */
-struct xshm_region *xshm_av_sender_region(struct xshm_av *av, uint64_t ep_id);
-/* Retire the AV's mappings of a dead process's region (av_peers.c, av_auth.c). */
-void xshm_av_retire(struct xshm_av *av, fi_addr_t fi_addr, struct xshm_owner dead);
-void xshm_av_sender_retire(struct xshm_av *av, uint64_t ep_id,
-			   struct xshm_owner dead);
-/* The process behind a cached sender region, without refreshing it. */
-struct xshm_owner xshm_av_sender_owner(struct xshm_av *av, uint64_t ep_id);
-/*
- * The process behind endpoint ep_id, mapping its region if need be; once it
- * is gone, the last process seen there (pid 0: none ever was).
- */
-struct xshm_owner xshm_av_source_process(struct xshm_av *av, uint64_t ep_id);
 
 #endif

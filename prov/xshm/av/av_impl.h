@@ -3,10 +3,10 @@
  *   av.c         fi_av_open/close/bind, the ops tables, argument checks
  *   av_insert.c  insert, insertsvc, insertsym, remove (and FI_EVENT)
  *   av_table.c   the process-private table, index allocation, the hash
- *   av_peers.c   the peers' regions mapped for sends, and unmapped
+ *   av_peers.c   each entry's peer (peer/), found on the first send
  *   av_shared.c  named AVs: the table in a shared-memory file
  *   av_user_id.c user ids and the source reported for a sender
- *   av_auth.c    authorization keys and receiver-side isolation
+ *   av_auth.c    authorization keys and their digests
  * Every function here is called with the domain lock held.
  */
 #ifndef XSHM_AV_IMPL_H
@@ -39,8 +39,8 @@ void xshm_av_entry_set(struct xshm_av *av, size_t index,
 		       const struct xshm_addr *addr, uint32_t auth_key);
 void xshm_av_entry_clear(struct xshm_av *av, size_t index);
 
-/* av_peers.c: unmaps an entry's region, once the spares in it are back. */
-void xshm_av_unmap_peer(struct xshm_av *av, struct xshm_av_entry *entry);
+/* av_peers.c: the entry lets go of its peer, once the spares in it are back. */
+void xshm_av_entry_unpeer(struct xshm_av *av, struct xshm_av_entry *entry);
 
 /*
  * Changes to the table (entries and keys) happen between write_begin and
@@ -93,7 +93,6 @@ int xshm_av_insert_auth_key(struct fid_av *av_fid, const void *auth_key,
 int xshm_av_lookup_auth_key(struct fid_av *av_fid, fi_addr_t fi_addr,
 			    void *auth_key, size_t *auth_key_size);
 uint64_t xshm_auth_digest(const void *key, size_t size);
-void xshm_av_sender_recheck(struct xshm_av *av, uint64_t ep_id);
 
 /* av_insert.c */
 int xshm_av_insert(struct fid_av *av_fid, const void *addr, size_t count,

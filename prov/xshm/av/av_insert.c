@@ -21,6 +21,7 @@
 #include "data/recv.h"
 #include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "report/eq.h"
 #include "xshm/fi_xshm.h"
 #include "shm/layout.h"
@@ -99,7 +100,7 @@ static int insert_one(struct xshm_av *av, const struct xshm_addr *addr,
 	if (ret)
 		return ret;
 	xshm_av_store(av, index, addr, key);
-	xshm_av_sender_recheck(av, addr->ep_id);
+	xshm_peer_recheck(&av->domain->peers, addr->ep_id);
 	if (flags & FI_AV_USER_ID)
 		av->table[index].src_id = in;
 	*out = index;

@@ -1,9 +1,10 @@
 /*
- * The peers' regions an AV maps for sends: mapped on first send to an
- * entry (xshm_av_peer), unmapped when the entry goes, the AV closes or the
- * region is found closed, retired when its process died.  An endpoint may
- * hold a spare bounce buffer of a mapped peer's pool (data/spare.c): it is
- * given back before the region is unmapped, and when the endpoint closes.
+ * Each entry's peer (peer/peer.h): found in the domain's table on the first
+ * send to the entry (xshm_av_peer), its region mapped then and again after
+ * it was found closed, let go when the entry goes or the AV closes.  The
+ * spare bounce buffers the AV's endpoints hold in the peer's pool
+ * (data/spare.c) are given back when the entry lets go of it, as when the
+ * peer's region is unmapped.
  */
 #include <errno.h>
 #include <string.h>
@@ -11,63 +12,61 @@
 #include "av/av.h"
 #include "av/av_impl.h"
 #include "base/provider.h"
-#include "objects/ep.h"
+#include "objects/domain.h"
+#include "peer/peer.h"
 #include "shm/liveness.h"
-#include "shm/pool.h"
-#include "shm/region.h"
 
-/* Gives back the spare buffer ep holds in peer's pool, if any. */
-static void spare_release(struct xshm_ep *ep,
-			  const struct xshm_region *peer)
+void xshm_av_entry_unpeer(struct xshm_av *av, struct xshm_av_entry *entry)
 {
-	struct xshm_spare *spare = xshm_spare_slot(ep, peer);
+	struct xshm_peer *peer = entry->peer;
 
-	if (!xshm_spare_holds_for(spare, peer))
+	if (!peer)
 		return;
-	xshm_pool_free(&peer->pool, spare->index, ep->addr.ep_id);
-	spare->held = false;
+	if (peer->mapped)
+		for (size_t i = 0; i < av->nr_eps; i++)
+			xshm_peer_release_spare(av->eps[i], peer);
+	entry->peer = NULL;
+	xshm_peer_put(&av->domain->peers, peer);
 }
 
-/* Unmaps a peer's region, giving back the spare buffers eps hold in it. */
-void xshm_av_unmap_peer(struct xshm_av *av, struct xshm_av_entry *entry)
-{
-	for (size_t i = 0; i < av->nr_eps; i++)
-		spare_release(av->eps[i], &entry->peer);
-	xshm_region_close(&entry->peer);
-	entry->peer_mapped = false;
-}
-
-void xshm_av_release_spares(struct xshm_av *av, struct xshm_ep *ep)
-{
-	for (size_t i = 0; i < av->capacity; i++)
-		if (av->table[i].peer_mapped)
-			spare_release(ep, &av->table[i].peer);
-}
-
-/* The entry for fi_addr with the peer's region mapped. */
-int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
-		 struct xshm_av_entry **entry_out)
+/* The first send to the entry finds its peer; a closed region is mapped anew. */
+static int peer_slow(struct xshm_av *av, fi_addr_t fi_addr,
+		     struct xshm_peer **out)
 {
 	struct xshm_av_entry *entry = xshm_av_entry_of(av, fi_addr);
+	struct xshm_peers *peers = &av->domain->peers;
 	int ret;
 
 	if (!entry)
 		return -FI_EINVAL;
-	if (entry->peer_mapped && !xshm_region_is_open(&entry->peer))
-		xshm_av_unmap_peer(av, entry);
-	if (!entry->peer_mapped) {
-		ret = xshm_region_open(&entry->peer, entry->addr.ep_id);
-		if (ret == -EAGAIN)
-			return -FI_EAGAIN;
-		if (ret) {
-			XSHM_WARN(FI_LOG_AV, "cannot map peer %s: %s\n",
-				  entry->peer.name, strerror(-ret));
-			return -FI_EHOSTUNREACH;
-		}
-		entry->peer_mapped = true;
-		entry->owner = xshm_region_owner(&entry->peer);
+	if (!entry->peer) {
+		entry->peer = xshm_peer_get(peers, entry->addr.ep_id);
+		if (!entry->peer)
+			return -FI_ENOMEM;
 	}
-	*entry_out = entry;
+	ret = xshm_peer_map(peers, entry->peer);
+	if (ret == -EAGAIN)
+		return -FI_EAGAIN;
+	if (ret) {
+		XSHM_WARN(FI_LOG_AV, "cannot map peer %s: %s\n",
+			  entry->peer->region.name, strerror(-ret));
+		return -FI_EHOSTUNREACH;
+	}
+	*out = entry->peer;
+	return 0;
+}
+
+int xshm_av_peer(struct xshm_av *av, fi_addr_t fi_addr,
+		 struct xshm_peer **out)
+{
+	struct xshm_peer *peer;
+
+	if (av->shared || fi_addr >= av->capacity || !av->table[fi_addr].used)
+		return peer_slow(av, fi_addr, out);
+	peer = av->table[fi_addr].peer;
+	if (!peer || !peer->mapped || !xshm_region_is_open(&peer->region))
+		return peer_slow(av, fi_addr, out);
+	*out = peer;
 	return 0;
 }
 
@@ -76,6 +75,6 @@ void xshm_av_retire(struct xshm_av *av, fi_addr_t fi_addr,
 {
 	struct xshm_av_entry *entry = xshm_av_entry_of(av, fi_addr);
 
-	if (entry && entry->peer_mapped && xshm_owner_same(entry->owner, dead))
-		xshm_region_retire(&entry->peer, dead);
+	if (entry && entry->peer)
+		xshm_peer_retire_mapped(entry->peer, dead);
 }

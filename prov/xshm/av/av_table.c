@@ -1,7 +1,7 @@
 /*
  * The process-private table of an AV: entries by index (FI_AV_TABLE: the
- * lowest unused slot), each peer's region mapped on the first send to it,
- * and a hash from endpoint id to index for the receive path.  A named AV
+ * lowest unused slot), each pointing at its peer from the first send to it
+ * on, and a hash from endpoint id to index for the receive path.  A named AV
  * mirrors the table of its shared file here (av_shared.c).
  */
 #include <stdlib.h>
@@ -114,8 +114,7 @@ int xshm_av_table_init(struct xshm_av *av, size_t count)
 void xshm_av_table_fini(struct xshm_av *av)
 {
 	for (size_t i = 0; i < av->capacity; i++)
-		if (av->table[i].peer_mapped)
-			xshm_av_unmap_peer(av, &av->table[i]);
+		xshm_av_entry_unpeer(av, &av->table[i]);
 	free(av->table);
 	free(av->hash_keys);
 	free(av->hash_vals);
@@ -145,6 +144,18 @@ fi_addr_t xshm_av_lookup_ep_id(struct xshm_av *av, uint64_t ep_id)
 	}
 	return av->last_index < 0 ? FI_ADDR_NOTAVAIL :
 				    av->table[av->last_index].src_id;
+}
+
+fi_addr_t xshm_av_src_find(struct xshm_av *av, struct xshm_peer *peer)
+{
+	xshm_av_catch_up(av);
+	if (peer->src_av != av || peer->src_gen != av->gen) {
+		peer->src_index = xshm_av_find(av, peer->ep_id);
+		peer->src_av = av;
+		peer->src_gen = av->gen;
+	}
+	return peer->src_index < 0 ? FI_ADDR_NOTAVAIL :
+				     av->table[peer->src_index].src_id;
 }
 
 struct xshm_av_entry *xshm_av_entry_of(struct xshm_av *av, fi_addr_t fi_addr)
@@ -193,8 +204,7 @@ void xshm_av_entry_clear(struct xshm_av *av, size_t index)
 		return;
 	hash_remove(av, entry->addr.ep_id, index);
 	av->gen++;
-	if (entry->peer_mapped)
-		xshm_av_unmap_peer(av, entry);
+	xshm_av_entry_unpeer(av, entry);
 	memset(entry, 0, sizeof(*entry));
 	if (index < av->lowest_free)
 		av->lowest_free = index;

@@ -4,7 +4,7 @@
  * XSHM_CMD_ACK and an id; once the receiver has delivered (or discarded)
  * the message it pushes an XSHM_OP_ACK cell with that id and a status into
  * the sender's ring, and the sender completes the send.  Senders need not be
- * in the receiver's AV: their regions come from the AV's sender cache.
+ * in the receiver's AV: their regions come from the domain's peers (peer/).
  */
 #include <stdlib.h>
 
@@ -15,7 +15,9 @@
 #include "data/control.h"
 #include "data/liveness.h"
 #include "data/send.h"
+#include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "report/comp.h"
 #include "shm/layout.h"
 #include "shm/liveness.h"
@@ -33,7 +35,8 @@ struct xshm_ack_out {
 static bool push_ack(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
 		     int status)
 {
-	struct xshm_region *sender = xshm_av_sender_region(ep->av, ep_id);
+	struct xshm_region *sender = xshm_peer_sender_region(&ep->domain->peers,
+							     ep_id);
 	struct xshm_control ack = {
 		.op = XSHM_OP_ACK, .proto = XSHM_PROTO_INLINE,
 		.tag = (uint64_t) status, .ack_id = ack_id,
@@ -157,11 +160,11 @@ void xshm_ack_reap(struct xshm_ep *ep)
 	while (it != &ep->tx_wait_ack) {
 		struct xshm_tx_op *op = xshm_container_of(it, struct xshm_tx_op,
 							  link);
-		struct xshm_av_entry *peer;
+		struct xshm_peer *peer;
 		int ret = xshm_av_peer(ep->av, op->dest, &peer);
 
 		it = it->next;
-		if (!ret && peer->addr.ep_id == op->dest_ep_id &&
+		if (!ret && peer->ep_id == op->dest_ep_id &&
 		    xshm_owner_same(peer->owner, op->dest_owner))
 			continue;
 		if (ret == -FI_EAGAIN || ack_in_ring(ep, op))

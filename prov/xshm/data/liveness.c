@@ -13,10 +13,10 @@
  * progress call or when the ring was empty.
  *
  * A dead peer's region is retired (shm/liveness.c): its file is removed and
- * it is marked closed, so the AV entries and sender caches mapping it, here
- * and in other processes, let go of it, and a new process may take the
- * address.  Operations remember the process they were posted to, so none is
- * carried over to that new process.
+ * it is marked closed, so the peers mapping it, here and in other
+ * processes, let go of it, and a new process may take the address.
+ * Operations remember the process they were posted to, so none is carried
+ * over to that new process.
  */
 #include <time.h>
 
@@ -28,7 +28,9 @@
 #include "data/progress.h"
 #include "data/recv.h"
 #include "data/send.h"
+#include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "srx/srx.h"
 #include "shm/liveness.h"
 #include "shm/ring.h"
@@ -81,7 +83,8 @@ static struct xshm_owner source_process(struct sweep *sweep, uint64_t ep_id)
 		if (sweep->source_ids[i] == ep_id)
 			return sweep->sources[i];
 	if (ep_id != sweep->ep->addr.ep_id)	/* itself: alive */
-		owner = xshm_av_source_process(sweep->ep->av, ep_id);
+		owner = xshm_peer_source_process(&sweep->ep->domain->peers,
+						 ep_id);
 	if (sweep->source_count < MEMO_MAX) {
 		sweep->source_ids[sweep->source_count] = ep_id;
 		sweep->sources[sweep->source_count++] = owner;
@@ -152,7 +155,8 @@ static void sweep_rx(struct xshm_ep *ep, struct sweep *sweep)
 		next = it->next;
 		if (!arriving(msg) || sweep_alive(sweep, msg->src_owner))
 			continue;
-		xshm_av_sender_retire(ep->av, msg->src_ep_id, msg->src_owner);
+		xshm_peer_retire(&ep->domain->peers, msg->src_ep_id,
+				 msg->src_owner);
 		xshm_rx_sender_died(msg);
 	}
 }
@@ -205,8 +209,8 @@ static void retire_dead_sources(struct xshm_ep *ep, struct sweep *sweep)
 		return;
 	for (int i = 0; i < sweep->source_count; i++)
 		if (!sweep_alive(sweep, sweep->sources[i]))
-			xshm_av_sender_retire(ep->av, sweep->source_ids[i],
-					      sweep->sources[i]);
+			xshm_peer_retire(&ep->domain->peers,
+					 sweep->source_ids[i], sweep->sources[i]);
 }
 
 /* Sends to a dead receiver, queued or awaiting its ack, fail. */
@@ -238,9 +242,9 @@ static void sweep_acks(struct xshm_ep *ep, struct sweep *sweep)
 
 	if (!ep_id)
 		return;
-	owner = xshm_av_sender_owner(ep->av, ep_id);
+	owner = xshm_peer_owner(&ep->domain->peers, ep_id);
 	if (!sweep_alive(sweep, owner))
-		xshm_av_sender_retire(ep->av, ep_id, owner);
+		xshm_peer_retire(&ep->domain->peers, ep_id, owner);
 }
 
 static void sweep(struct xshm_ep *ep)
@@ -271,7 +275,7 @@ void xshm_liveness_progress(struct xshm_ep *ep, bool idle)
 	sweep(ep);
 }
 
-bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_av_entry *peer)
+bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_peer *peer)
 {
 	uint64_t now = coarse_ms();
 
@@ -280,7 +284,7 @@ bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_av_entry *peer)
 	peer->next_check_ms = now + (uint64_t) xshm_params.liveness_ms;
 	if (xshm_owner_alive(peer->owner))
 		return false;
-	xshm_region_retire(&peer->peer, peer->owner);
+	xshm_region_retire(&peer->region, peer->owner);
 	return true;
 }
 

@@ -5,7 +5,7 @@
 
 #include "shm/liveness.h"
 
-struct xshm_av_entry;
+struct xshm_peer;
 struct xshm_ep;
 
 /*
@@ -17,7 +17,7 @@ struct xshm_ep;
  */
 void xshm_liveness_progress(struct xshm_ep *ep, bool idle);
 /* Ring full: true (region retired) when the receiver's process is dead. */
-bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_av_entry *peer);
+bool xshm_liveness_peer_dead(struct xshm_ep *ep, struct xshm_peer *peer);
 /* How long a sleeper may wait without a sweep: -1 when nothing is pending. */
 int xshm_liveness_sleep_ms(const struct xshm_ep *ep);
 /* The error for an operation whose peer region went away. */

@@ -21,7 +21,9 @@
 #include "data/ack.h"
 #include "data/control.h"
 #include "data/large_path.h"
+#include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "shm/clock.h"
 #include "shm/layout.h"
 #include "shm/path_choice.h"
@@ -86,22 +88,22 @@ static struct xshm_path_slot *slot_of(struct xshm_ep *ep,
 	return slot;
 }
 
-static uint32_t start_timing(struct xshm_ep *ep, const struct xshm_av_entry *peer,
+static uint32_t start_timing(struct xshm_ep *ep, const struct xshm_peer *peer,
 			     struct xshm_path_class *cls, enum xshm_path path,
 			     size_t total)
 {
 	uint32_t id = xshm_ack_new_id(ep);
 
 	ep->path_timed[id % XSHM_PATH_TIMED] = (struct xshm_path_timed) {
-		.dest_ep_id = peer->addr.ep_id, .start_ns = xshm_now_ns(),
-		.len = total, .cls = cls, .mapping_id = peer->peer.mapping_id,
+		.dest_ep_id = peer->ep_id, .start_ns = xshm_now_ns(),
+		.len = total, .cls = cls, .mapping_id = peer->region.mapping_id,
 		.id = id, .path = path,
 	};
 	return id;
 }
 
 struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
-				       const struct xshm_av_entry *peer,
+				       const struct xshm_peer *peer,
 				       const struct iovec *iov, size_t count,
 				       size_t total, fi_addr_t dest,
 				       uint64_t flags)
@@ -110,14 +112,14 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 	struct xshm_path_class *cls;
 	struct xshm_path_pick pick;
 
-	if (!can_pull(ep, &peer->peer, flags))
+	if (!can_pull(ep, &peer->region, flags))
 		return choice;
 	if (!xshm_params.path_auto) {
-		choice.rts = static_scopy(ep, &peer->peer, iov, count, total,
+		choice.rts = static_scopy(ep, &peer->region, iov, count, total,
 					  dest);
 		return choice;
 	}
-	cls = xshm_path_class_for(&slot_of(ep, &peer->peer)->choice,
+	cls = xshm_path_class_for(&slot_of(ep, &peer->region)->choice,
 				  joins_stream(ep, dest), total,
 				  xshm_params.path_min);
 	pick = xshm_path_pick(cls);
@@ -160,7 +162,8 @@ void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 static void report_timing(struct xshm_ep *ep, uint64_t sender_ep_id,
 			  uint32_t id, const struct xshm_timing *timing)
 {
-	struct xshm_region *sender = xshm_av_sender_region(ep->av, sender_ep_id);
+	struct xshm_region *sender =
+		xshm_peer_sender_region(&ep->domain->peers, sender_ep_id);
 	struct xshm_control ctl = {
 		.op = XSHM_OP_TIMING, .proto = XSHM_PROTO_INLINE,
 		.ack_id = id, .payload = timing, .payload_len = sizeof(*timing),

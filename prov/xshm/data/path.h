@@ -12,7 +12,7 @@
 #include "shm/clock.h"
 #include "shm/layout.h"
 
-struct xshm_av_entry;
+struct xshm_peer;
 struct xshm_ep;
 
 /* path.c: which path a large send takes, and the timings that choose it. */
@@ -22,7 +22,7 @@ struct xshm_send_path {
 };
 /* For a send larger than xshm_params.path_min. */
 struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
-				       const struct xshm_av_entry *peer,
+				       const struct xshm_peer *peer,
 				       const struct iovec *iov, size_t count,
 				       size_t total, fi_addr_t dest,
 				       uint64_t flags);

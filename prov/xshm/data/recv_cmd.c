@@ -17,7 +17,9 @@
 #include "data/recv.h"
 #include "data/recv_int.h"
 #include "data/rts.h"
+#include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "report/comp.h"
 #include "shm/copy.h"
 #include "shm/layout.h"
@@ -26,6 +28,39 @@
 
 static inline bool cmd_valid(const struct xshm_ep *ep,
 			     const struct xshm_cmd *cmd);
+
+/*
+ * Whether ep takes commands from sender_ep_id: receiver-side isolation,
+ * decided by the sender's peer (peer/peer_sender.c); itself and, without
+ * an AV, anyone are taken.  *peer: the sender, or NULL for those or when
+ * there was no memory for it.
+ */
+static inline bool sender_admitted(struct xshm_ep *ep, uint64_t sender_ep_id,
+				   struct xshm_peer **peer)
+{
+	*peer = NULL;
+	if (!ep->av || sender_ep_id == ep->addr.ep_id)
+		return true;
+	return xshm_peer_admits(&ep->domain->peers, sender_ep_id,
+				ep->auth_digest, peer);
+}
+
+/*
+ * sender_admitted, then the sender's source as ep's AV reports it: what
+ * every whole message asks.  The AV gives the source (an index or a user
+ * id) and nothing else.
+ */
+static inline bool sender_src(struct xshm_ep *ep, uint64_t sender_ep_id,
+			      fi_addr_t *src)
+{
+	struct xshm_peer *peer;
+
+	if (!sender_admitted(ep, sender_ep_id, &peer))
+		return false;
+	*src = peer ? xshm_av_src(ep->av, peer) :
+		      xshm_av_lookup_ep_id(ep->av, sender_ep_id);
+	return true;
+}
 
 static bool gather_cells(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			 struct rx_payload *payload);
@@ -166,7 +201,7 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	fi_addr_t src;
 	int ret;
 
-	if (!xshm_av_sender_src(ep, cmd->src_ep_id, &src))
+	if (!sender_src(ep, cmd->src_ep_id, &src))
 		return whole_cells(cmd, pieces);
 	ret = get_entry(ep, cmd, src, &entry);
 	if (ret || entry->count != 1 || entry->iov[0].iov_len < cmd->msg_size) {
@@ -354,6 +389,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 {
 	const void *whole;
 	struct rx_payload payload;
+	struct xshm_peer *sender;
 	struct xshm_cmd cmd;
 	struct xshm_rts rts;
 
@@ -384,7 +420,7 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 			  (unsigned long long) cmd.src_ep_id, cmd.buf_index);
 		return 1;
 	}
-	if (!xshm_av_sender_allowed(ep, cmd.src_ep_id)) {
+	if (!sender_admitted(ep, cmd.src_ep_id, &sender)) {
 		if (cmd.proto == XSHM_PROTO_BUF)
 			xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);
 		return payload.count;

@@ -25,7 +25,9 @@
 #include "data/recv.h"
 #include "data/recv_int.h"
 #include "data/rts.h"
+#include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "report/comp.h"
 #include "srx/srx.h"
 #include "shm/layout.h"
@@ -202,8 +204,8 @@ static struct xshm_rx_msg *keep_msg(const struct xshm_rx_msg *local)
 
 	if (msg) {
 		*msg = *local;
-		msg->src_owner = xshm_av_sender_owner(msg->ep->av,
-						      msg->src_ep_id);
+		msg->src_owner = xshm_peer_owner(&msg->ep->domain->peers,
+						 msg->src_ep_id);
 		xshm_dlist_append(&msg->ep->rx_active, &msg->link);
 	}
 	return msg;

@@ -25,7 +25,9 @@
 #include "data/path.h"
 #include "data/recv.h"
 #include "data/send.h"
+#include "objects/domain.h"
 #include "objects/ep.h"
+#include "peer/peer.h"
 #include "shm/layout.h"
 #include "shm/liveness.h"
 #include "shm/proc.h"
@@ -176,7 +178,7 @@ int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 
 	if (!ep->scopy)
 		return -ENOTSUP;
-	sender = xshm_av_sender_region(ep->av, msg->src_ep_id);
+	sender = xshm_peer_sender_region(&ep->domain->peers, msg->src_ep_id);
 	if (!sender || !xshm_region_is_open(sender) ||
 	    sender->hdr->owner_pid != msg->rts.pid)
 		return -ESRCH;
@@ -210,14 +212,14 @@ static struct xshm_region *offering_region(struct xshm_ep *ep,
 					   const struct xshm_tx_op *op,
 					   const struct xshm_rts *offer)
 {
-	struct xshm_av_entry *peer;
+	struct xshm_peer *peer;
 
-	if (xshm_av_peer(ep->av, op->dest, &peer) || !peer->peer_mapped ||
-	    peer->addr.ep_id != op->dest_ep_id ||
-	    !xshm_region_is_open(&peer->peer) ||
-	    peer->peer.hdr->owner_pid != offer->pid)
+	if (xshm_av_peer(ep->av, op->dest, &peer) || !peer->mapped ||
+	    peer->ep_id != op->dest_ep_id ||
+	    !xshm_region_is_open(&peer->region) ||
+	    peer->region.hdr->owner_pid != offer->pid)
 		return NULL;
-	return &peer->peer;
+	return &peer->region;
 }
 
 void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,

@@ -205,13 +205,13 @@ static void warm_next(struct xshm_ep *ep, fi_addr_t dest,
  * queued before it and no ack to wait for: no xshm_tx_op is built.  0 when
  * pushed, else why not, as xshm_send returns it.
  */
-static ssize_t send_whole(struct xshm_ep *ep, struct xshm_av_entry *peer,
+static ssize_t send_whole(struct xshm_ep *ep, struct xshm_peer *peer,
 			  uint32_t timed_id, uint8_t kind,
 			  const struct iovec *iov, size_t count, size_t total,
 			  fi_addr_t dest, uint64_t tag, uint64_t data,
 			  void *context, uint64_t flags)
 {
-	struct xshm_region *region = &peer->peer;
+	struct xshm_region *region = &peer->region;
 	enum whole_kind where = whole_kind_of(ep, region, total, flags);
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
@@ -271,7 +271,7 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		  void *context, uint64_t flags)
 {
 	struct xshm_send_path path = { 0 };
-	struct xshm_av_entry *peer;
+	struct xshm_peer *peer;
 	size_t total;
 	ssize_t ret = check_send(ep, iov, count, flags, &total);
 
@@ -282,7 +282,7 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	if (!ret && total > xshm_params.path_min)
 		path = xshm_path_choose(ep, peer, iov, count, total, dest,
 					flags);
-	if (!ret && takes_whole_path(ep, &peer->peer, &path, total, flags))
+	if (!ret && takes_whole_path(ep, &peer->region, &path, total, flags))
 		ret = send_whole(ep, peer, path.timed_id, kind, iov, count,
 				 total, dest, tag, data, context, flags);
 	else if (!ret)

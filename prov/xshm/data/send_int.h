@@ -23,7 +23,7 @@
 #include "shm/region.h"
 #include "shm/ring.h"
 
-struct xshm_av_entry;
+struct xshm_peer;
 struct xshm_ep;
 struct xshm_send_path;
 
@@ -108,14 +108,14 @@ size_t xshm_tx_fill_run(struct xshm_region *peer, struct xshm_cmd *cmd,
 			size_t total);
 
 /* The peer took nothing: its ring or pool is full, or it is dead. */
-static inline ssize_t no_room(struct xshm_ep *ep, struct xshm_av_entry *peer)
+static inline ssize_t no_room(struct xshm_ep *ep, struct xshm_peer *peer)
 {
 	return xshm_liveness_peer_dead(ep, peer) ? -FI_EHOSTUNREACH :
 						   -FI_EAGAIN;
 }
 
 /* Everything but the whole-message path (send_queue.c). */
-ssize_t xshm_send_op(struct xshm_ep *ep, struct xshm_av_entry *peer,
+ssize_t xshm_send_op(struct xshm_ep *ep, struct xshm_peer *peer,
 		     const struct xshm_send_path *path, uint8_t kind,
 		     const struct iovec *iov, size_t count, size_t total,
 		     fi_addr_t dest, uint64_t tag, uint64_t data, void *context,

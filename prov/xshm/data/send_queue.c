@@ -237,7 +237,7 @@ void xshm_tx_progress(struct xshm_ep *ep)
 	while (!xshm_dlist_empty(&ep->tx_queue)) {
 		struct xshm_tx_op *op = xshm_container_of(ep->tx_queue.next,
 						struct xshm_tx_op, link);
-		struct xshm_av_entry *peer;
+		struct xshm_peer *peer;
 		int ret = xshm_av_peer(ep->av, op->dest, &peer);
 
 		if (ret == -FI_EAGAIN)
@@ -245,7 +245,7 @@ void xshm_tx_progress(struct xshm_ep *ep)
 		/* Its region gone: FI_EIO if because its receiver died. */
 		if (ret == -FI_EHOSTUNREACH)
 			ret = -xshm_liveness_gone_err(op->dest_owner);
-		if (!ret && peer->addr.ep_id != op->dest_ep_id)
+		if (!ret && peer->ep_id != op->dest_ep_id)
 			ret = -FI_EADDRNOTAVAIL;
 		else if (!ret && !xshm_owner_same(peer->owner, op->dest_owner))
 			ret = -xshm_liveness_gone_err(op->dest_owner);
@@ -255,7 +255,7 @@ void xshm_tx_progress(struct xshm_ep *ep)
 			continue;
 		}
 		if ((!op->started && fence_blocks(ep, op)) ||
-		    !push_op(ep, &peer->peer, op))
+		    !push_op(ep, &peer->region, op))
 			return;
 		finish_op(ep, op, true);
 	}
@@ -290,15 +290,15 @@ static void push_abort(struct xshm_ep *ep, const struct xshm_tx_op *op)
 	struct xshm_control ctl = {
 		.op = XSHM_OP_ABORT, .proto = XSHM_PROTO_INLINE,
 	};
-	struct xshm_av_entry *peer;
+	struct xshm_peer *peer;
 
 	/*
 	 * A full ring drops it: the receiver will see this sender's region
 	 * gone once the endpoint closes.
 	 */
 	if (!xshm_av_peer(ep->av, op->dest, &peer) &&
-	    peer->addr.ep_id == op->dest_ep_id)
-		xshm_control_push(ep, &peer->peer, &ctl);
+	    peer->ep_id == op->dest_ep_id)
+		xshm_control_push(ep, &peer->region, &ctl);
 }
 
 /* Endpoint close: queued sends are dropped without completions. */
@@ -383,21 +383,21 @@ static int finish_rts_or_op(struct xshm_ep *ep, struct xshm_tx_op *op)
  * not pay for this one's stack frame.
  */
 __attribute__((noinline)) ssize_t
-xshm_send_op(struct xshm_ep *ep, struct xshm_av_entry *peer,
+xshm_send_op(struct xshm_ep *ep, struct xshm_peer *peer,
 	const struct xshm_send_path *path, uint8_t kind,
 	const struct iovec *iov, size_t count, size_t total, fi_addr_t dest,
 	uint64_t tag, uint64_t data, void *context, uint64_t flags)
 {
 	struct xshm_tx_op op;
 
-	init_op(ep, &peer->peer, &op, path, kind, iov, count, total, dest, tag,
+	init_op(ep, &peer->region, &op, path, kind, iov, count, total, dest, tag,
 		data, context, flags);
-	op.dest_ep_id = peer->addr.ep_id;
+	op.dest_ep_id = peer->ep_id;
 	op.dest_owner = peer->owner;
 	if (!xshm_dlist_empty(&ep->tx_queue) || fence_blocks(ep, &op))
 		return (flags & FI_INJECT) || ep->tx_queued >= XSHM_TX_SIZE ?
 		       -FI_EAGAIN : queue_op(ep, &op);
-	if (push_op(ep, &peer->peer, &op))
+	if (push_op(ep, &peer->region, &op))
 		return finish_rts_or_op(ep, &op);
 	if (!op.started && total <= XSHM_BUF_SIZE)
 		return no_room(ep, peer);

@@ -17,9 +17,10 @@
  *
  * A spare holds one of the receiver's buffers away from its other senders,
  * so one is only taken while at least a quarter of the pool is free.  It
- * goes back to the pool when the endpoint closes and when the receiver's
- * region is unmapped from the AV (av/av_peers.c); a spare whose region went away without
- * that (the receiver died or closed) is forgotten: its pool is gone too.
+ * goes back to the pool when the endpoint closes, when its AV's entry lets
+ * go of the receiver (av/av_peers.c) and when the receiver's region is
+ * unmapped (peer/peer_map.c); a spare whose region went away without that
+ * (the receiver died or closed) is forgotten: its pool is gone too.
  */
 #include "data/spare.h"
 #include "av/av.h"
@@ -65,9 +66,9 @@ static void refill(struct xshm_ep *ep, const struct xshm_region *peer)
 
 void xshm_spare_refill(struct xshm_ep *ep)
 {
-	struct xshm_av_entry *entry;
+	struct xshm_peer *peer;
 
 	ep->spare_wanted = false;
-	if (!xshm_av_peer(ep->av, ep->spare_dest, &entry))
-		refill(ep, &entry->peer);
+	if (!xshm_av_peer(ep->av, ep->spare_dest, &peer))
+		refill(ep, &peer->region);
 }

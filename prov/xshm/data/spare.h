@@ -14,8 +14,9 @@ struct xshm_region;
  * spare held for the peer if any, else from the pool (0, or the pool's
  * error); after a send that put len bytes in a buffer, want a spare for
  * dest, borrowed (and its first len bytes warmed) on the next idle poll
- * (refill).  The AV gives it back before the peer's region is unmapped
- * or the endpoint closes (av/av_peers.c).
+ * (refill).  It is given back before the peer's region is unmapped, when
+ * the endpoint's AV entry lets go of the peer, or the endpoint closes
+ * (peer/peer_map.c).
  */
 int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
 		      uint32_t *index);

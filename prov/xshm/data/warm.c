@@ -20,10 +20,10 @@
 
 void xshm_warm_run(struct xshm_ep *ep)
 {
-	struct xshm_av_entry *entry;
+	struct xshm_peer *peer;
 	size_t len = ep->warm.len;
 
 	ep->warm.len = 0;
-	if (!xshm_av_peer(ep->av, ep->warm.dest, &entry))
-		xshm_ring_warm(&entry->peer.ring, len);
+	if (!xshm_av_peer(ep->av, ep->warm.dest, &peer))
+		xshm_ring_warm(&peer->region.ring, len);
 }

@@ -21,6 +21,7 @@ static int xshm_domain_close(struct fid *fid)
 	if (atomic_load(&domain->ref))
 		return -FI_EBUSY;
 	xshm_srx_import_free_all(domain);
+	xshm_peers_fini(&domain->peers);
 	atomic_fetch_sub(&domain->fabric->ref, 1);
 	pthread_mutex_destroy(&domain->lock.mutex);
 	free(domain);

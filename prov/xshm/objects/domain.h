@@ -9,6 +9,7 @@
 
 #include "base/list.h"
 #include "base/lock.h"
+#include "peer/peer.h"
 
 struct xshm_fabric {
 	struct fid_fabric fabric_fid;
@@ -24,6 +25,7 @@ struct xshm_domain {
 	_Atomic int ref;
 	uint64_t next_mr_key;
 	struct xshm_dlist srx_imports;	/* fi_srx_context fids not closed yet */
+	struct xshm_peers peers;	/* the endpoints it talks to (peer/) */
 };
 
 struct xshm_mr {

@@ -22,6 +22,7 @@
 #include "objects/cq.h"
 #include "objects/domain.h"
 #include "objects/import.h"
+#include "peer/peer.h"
 #include "srx/srx.h"
 #include "shm/cleanup.h"
 #include "shm/doorbell.h"
@@ -220,7 +221,7 @@ static int xshm_ep_close(struct fid *fid)
 		xshm_cq_remove_ep(ep->rx_cq_obj, ep);
 	xshm_cntr_unbind_ep(ep);
 	if (ep->av) {
-		xshm_av_release_spares(ep->av, ep);
+		xshm_peers_release_spares(&ep->domain->peers, ep);
 		xshm_av_remove_ep(ep->av, ep);
 	}
 	xshm_srx_unbind(ep);

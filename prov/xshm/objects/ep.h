@@ -142,7 +142,7 @@ extern struct fi_ops_tagged xshm_tagged_ops;
 
 /*
  * The slot of ep->spares for a spare of peer's pool, and whether it holds
- * one (data/spare.c borrows them, av/av_peers.c gives them back).
+ * one (data/spare.c borrows them, peer/peer_map.c gives them back).
  */
 static inline struct xshm_spare *xshm_spare_slot(struct xshm_ep *ep,
 						 const struct xshm_region *peer)
