@@ -131,6 +131,35 @@ START_TEST(tagged_first_posted_matching_receive_gets_first_message)
 }
 END_TEST
 
+/*
+ * Receives under more distinct masks than the SRX indexes by class, half
+ * of them accepting TAG and half TAG ^ 1, interleaved: each message goes to
+ * the first-posted receive that accepts it.
+ */
+START_TEST(tagged_receives_under_many_masks_take_messages_in_post_order)
+{
+	enum { MASKS = 12, RECVS = 2 * MASKS };
+	static char buf[RECVS][SMALL];
+	struct xt_rig r;
+
+	xt_rig_start(&r, 1, 0);
+	for (int i = 0; i < RECVS; i++)
+		XT_POST(&r.x, fi_trecv(r.x.ep, buf[i], SMALL, NULL, FI_ADDR_UNSPEC,
+				       i % 2 ? TAG : TAG ^ 1, (uint64_t)(i / 2) << 8,
+				       buf[i]));
+	for (int parity = 1; parity >= 0; parity--) {
+		for (int i = parity; i < RECVS; i += 2) {
+			uint64_t tag = parity ? TAG : TAG ^ 1;
+
+			xt_rig_send(&r, &r.a, cmd(XT_SEND, SMALL, 100 + i, tag));
+			XT_ASSERT(expect_msg(&r, buf[i], SMALL, 100 + i, tag).e.op_context ==
+				  buf[i], "message %d not in receive %d", i, i);
+		}
+	}
+	xt_rig_stop(&r);
+}
+END_TEST
+
 START_TEST(tagged_unexpected_messages_are_delivered_in_send_order)
 {
 	enum { N = 6 };
@@ -502,6 +531,7 @@ static Suite *tagged_suite(void)
 
 	tcase_set_timeout(order, 30);
 	tcase_add_test(order, tagged_first_posted_matching_receive_gets_first_message);
+	tcase_add_test(order, tagged_receives_under_many_masks_take_messages_in_post_order);
 	tcase_add_test(order, tagged_unexpected_messages_are_delivered_in_send_order);
 	tcase_add_test(order, tagged_unexpected_order_is_preserved_per_sender);
 	suite_add_tcase(s, order);

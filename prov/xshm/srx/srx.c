@@ -24,16 +24,6 @@ static struct xshm_rx_entry *to_entry(struct fi_peer_rx_entry *peer)
 	return xshm_container_of(peer, struct xshm_rx_entry, peer);
 }
 
-static bool tag_matches(uint64_t recv_tag, uint64_t ignore, uint64_t tag)
-{
-	return ((recv_tag ^ tag) & ~ignore) == 0;
-}
-
-static bool addr_matches(fi_addr_t wanted, fi_addr_t from)
-{
-	return wanted == FI_ADDR_UNSPEC || wanted == from;
-}
-
 /*
  * Entries are recycled through a free list: a receive is posted and freed
  * for every message, and malloc plus zeroing the iov arrays cost more than
@@ -68,17 +58,16 @@ static void entry_free(struct xshm_srx *srx, struct xshm_rx_entry *entry)
 	srx->free_entries = entry;
 }
 
-/* First posted receive that accepts a message; NULL if none. */
-static struct xshm_rx_entry *find_posted(struct xshm_dlist *list, bool tagged,
-					 fi_addr_t addr, uint64_t tag)
+/* First posted untagged receive that accepts a message; NULL if none. */
+static struct xshm_rx_entry *find_posted_msg(struct xshm_srx *srx,
+					     fi_addr_t addr)
 {
 	struct xshm_dlist *it;
 
-	xshm_dlist_foreach(list, it) {
+	xshm_dlist_foreach(&srx->posted_msg, it) {
 		struct xshm_rx_entry *entry = (struct xshm_rx_entry *) it;
 
-		if (addr_matches(entry->peer.addr, addr) &&
-		    (!tagged || tag_matches(entry->peer.tag, entry->ignore, tag)))
+		if (xshm_srx_addr_matches(entry->peer.addr, addr))
 			return entry;
 	}
 	return NULL;
@@ -168,8 +157,8 @@ static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
 	struct xshm_srx *srx = to_srx(peer_srx);
 	struct xshm_rx_entry *entry;
 
-	entry = find_posted(tagged ? &srx->posted_tag : &srx->posted_msg,
-			    tagged, addr, tag);
+	entry = tagged ? xshm_tag_index_find(&srx->tags, addr, tag) :
+			 find_posted_msg(srx, addr);
 	if (!entry || entry->multi_recv)
 		return get_other_entry(srx, entry, tagged, addr, size, tag,
 				       entry_out);
@@ -254,9 +243,10 @@ struct xshm_rx_entry *xshm_srx_find_unexpected(struct xshm_srx *srx,
 	xshm_dlist_foreach(list, it) {
 		struct xshm_rx_entry *entry = (struct xshm_rx_entry *) it;
 
-		if (addr_matches(recv->src, entry->peer.addr) &&
+		if (xshm_srx_addr_matches(recv->src, entry->peer.addr) &&
 		    (!recv->tagged ||
-		     tag_matches(recv->tag, recv->ignore, entry->peer.tag)))
+		     xshm_srx_tag_matches(recv->tag, recv->ignore,
+					  entry->peer.tag)))
 			return entry;
 	}
 	return NULL;
@@ -355,6 +345,8 @@ static ssize_t post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
 	entry->next_free = NULL;
 	xshm_dlist_append(recv->tagged ? &srx->posted_tag : &srx->posted_msg,
 			  (struct xshm_dlist *) &entry->peer);
+	if (recv->tagged)
+		xshm_tag_index_add(&srx->tags, entry);
 	srx->posted++;
 	if (recv->src != FI_ADDR_UNSPEC)
 		srx->directed++;
@@ -475,6 +467,7 @@ struct xshm_srx *xshm_srx_create(struct xshm_domain *domain, size_t rx_size)
 	srx->max_posted = rx_size;
 	xshm_dlist_init(&srx->posted_msg);
 	xshm_dlist_init(&srx->posted_tag);
+	xshm_tag_index_init(&srx->tags);
 	xshm_dlist_init(&srx->unexp_msg);
 	xshm_dlist_init(&srx->unexp_tag);
 	xshm_dlist_init(&srx->claimed);

@@ -15,6 +15,7 @@
 
 #include "base/list.h"
 #include "base/provider.h"
+#include "srx/tag_index.h"
 #include "xshm/fi_peer.h"
 
 struct xshm_domain;
@@ -27,6 +28,7 @@ struct xshm_rx_entry {
 	size_t multi_used;
 	uint64_t src_ep_id;		/* posted directed: the endpoint it names */
 	struct xshm_rx_entry *next_free;	/* on xshm_srx.free_entries */
+	struct xshm_tag_node tag_node;	/* posted tagged: in xshm_srx.tags */
 	struct iovec iov[XSHM_IOV_LIMIT];
 	void *desc[XSHM_IOV_LIMIT];
 };
@@ -36,7 +38,8 @@ struct xshm_srx {
 	struct fi_ops_srx_peer peer_ops;	/* filled by the endpoint */
 	struct xshm_domain *domain;
 	struct xshm_dlist posted_msg;
-	struct xshm_dlist posted_tag;
+	struct xshm_dlist posted_tag;	/* in post order; matched via tags */
+	struct xshm_tag_index tags;
 	struct xshm_dlist unexp_msg;
 	struct xshm_dlist unexp_tag;
 	struct xshm_dlist claimed;	/* peeked with FI_CLAIM, awaiting FI_CLAIM */
@@ -72,11 +75,24 @@ ssize_t xshm_srx_claim(struct xshm_srx *srx, struct xshm_ep *ep,
 		       const struct xshm_recv_args *recv);
 int xshm_srx_cancel(struct xshm_srx *srx, struct xshm_ep *ep, void *context);
 
+static inline bool xshm_srx_tag_matches(uint64_t recv_tag, uint64_t ignore,
+					uint64_t tag)
+{
+	return ((recv_tag ^ tag) & ~ignore) == 0;
+}
+
+static inline bool xshm_srx_addr_matches(fi_addr_t wanted, fi_addr_t from)
+{
+	return wanted == FI_ADDR_UNSPEC || wanted == from;
+}
+
 /* A posted receive leaves the queues (matched, released or failed). */
 static inline void xshm_srx_unpost(struct xshm_srx *srx,
 				   struct xshm_rx_entry *entry)
 {
 	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
+	if (entry->peer.flags & FI_TAGGED)
+		xshm_tag_index_remove(&srx->tags, &entry->tag_node);
 	srx->posted--;
 	if (entry->peer.addr != FI_ADDR_UNSPEC)
 		srx->directed--;
