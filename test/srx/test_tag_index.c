@@ -5,7 +5,7 @@
  * a linear search over the same posts; the fallback list past the last
  * class; removal from the middle of a bucket (fi_cancel); directed and
  * undirected receives sharing a bucket; a class freed and taken by
- * another mask.
+ * another mask; an index built over receives posted before it was on.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -123,6 +123,43 @@ static unsigned random_run(const uint64_t *masks, size_t nmasks, unsigned ops)
 	return matched;
 }
 
+/*
+ * The SRX turns the index on only once a search walked far: the receives
+ * already posted then enter it in their post order, and later ones after.
+ */
+START_TEST(an_index_built_over_posted_receives_keeps_their_order)
+{
+	static const uint64_t masks[] = { 0, 0xf0, 0x1 };
+	struct xshm_dlist list;
+	size_t next = 0;
+
+	xshm_dlist_init(&list);
+	rng_state = 0x9e3779b97f4a7c15ULL;
+	for (; next < 40; next++) {
+		struct xshm_rx_entry *entry = &entries[next];
+
+		entry->peer.tag = tags[rng() % N(tags)];
+		entry->peer.addr = rng() % 2 ? FI_ADDR_UNSPEC : rng() % 4;
+		entry->peer.flags = FI_RECV | FI_TAGGED;
+		entry->ignore = masks[rng() % N(masks)];
+		entry->tag_node.class = XSHM_TAG_UNINDEXED;
+		xshm_dlist_append(&list, (struct xshm_dlist *) &entry->peer);
+		posted[nposted++] = entry;
+	}
+	ck_assert(!index_.on);
+	xshm_tag_index_build(&index_, &list);
+	ck_assert(index_.on);
+	for (; next < 60; next++)
+		post(next, tags[rng() % N(tags)], masks[rng() % N(masks)],
+		     FI_ADDR_UNSPEC);
+	for (unsigned i = 0; i < 200 && nposted; i++)
+		deliver(rng() % 4, tags[rng() % N(tags)]);
+	while (nposted)
+		unpost(posted[0]);
+	ck_assert_uint_eq(index_.active, 0);
+}
+END_TEST
+
 START_TEST(random_posts_and_messages_match_the_first_posted_accepting_receive)
 {
 	static const uint64_t masks[] = { 0, 0xff, 0xf0, 0x1, 0xffffffff00000000ULL,
@@ -233,6 +270,7 @@ static Suite *tag_index_suite(void)
 	tcase_add_test(tc, cancel_in_the_middle_of_a_bucket_leaves_the_others_in_order);
 	tcase_add_test(tc, directed_and_undirected_receives_in_one_bucket_match_by_address);
 	tcase_add_test(tc, an_emptied_class_is_reused_for_another_mask);
+	tcase_add_test(tc, an_index_built_over_posted_receives_keeps_their_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

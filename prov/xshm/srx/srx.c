@@ -73,6 +73,47 @@ static struct xshm_rx_entry *find_posted_msg(struct xshm_srx *srx,
 	return NULL;
 }
 
+/*
+ * Posted tagged receives are searched in post order while few stand before
+ * the one that matches: a ping-pong or a stream under one tag finds it
+ * first.  Once a search passes XSHM_SRX_WALK_MAX of them (many senders,
+ * each matched by a tag of its own: 4 senders with 64 receives each had
+ * the receiver spend half its time here), they are indexed by mask and tag
+ * (tag_index.h) until none is left.
+ */
+#define XSHM_SRX_WALK_MAX	8
+
+static struct xshm_rx_entry *walk_posted_tag(struct xshm_srx *srx,
+					     fi_addr_t addr, uint64_t tag,
+					     unsigned int *walked)
+{
+	struct xshm_dlist *it;
+
+	xshm_dlist_foreach(&srx->posted_tag, it) {
+		struct xshm_rx_entry *entry = (struct xshm_rx_entry *) it;
+
+		if (xshm_srx_addr_matches(entry->peer.addr, addr) &&
+		    xshm_srx_tag_matches(entry->peer.tag, entry->ignore, tag))
+			return entry;
+		++*walked;
+	}
+	return NULL;
+}
+
+static struct xshm_rx_entry *find_posted_tag(struct xshm_srx *srx,
+					     fi_addr_t addr, uint64_t tag)
+{
+	struct xshm_rx_entry *entry;
+	unsigned int walked = 0;
+
+	if (srx->tags.on)
+		return xshm_tag_index_find(&srx->tags, addr, tag);
+	entry = walk_posted_tag(srx, addr, tag, &walked);
+	if (walked > XSHM_SRX_WALK_MAX)
+		xshm_tag_index_build(&srx->tags, &srx->posted_tag);
+	return entry;
+}
+
 static void unpost(struct xshm_srx *srx, struct xshm_rx_entry *entry)
 {
 	xshm_srx_unpost(srx, entry);
@@ -157,7 +198,7 @@ static int get_entry(struct fid_peer_srx *peer_srx, bool tagged,
 	struct xshm_srx *srx = to_srx(peer_srx);
 	struct xshm_rx_entry *entry;
 
-	entry = tagged ? xshm_tag_index_find(&srx->tags, addr, tag) :
+	entry = tagged ? find_posted_tag(srx, addr, tag) :
 			 find_posted_msg(srx, addr);
 	if (!entry || entry->multi_recv)
 		return get_other_entry(srx, entry, tagged, addr, size, tag,
@@ -345,7 +386,8 @@ static ssize_t post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
 	entry->next_free = NULL;
 	xshm_dlist_append(recv->tagged ? &srx->posted_tag : &srx->posted_msg,
 			  (struct xshm_dlist *) &entry->peer);
-	if (recv->tagged)
+	entry->tag_node.class = XSHM_TAG_UNINDEXED;
+	if (recv->tagged && srx->tags.on)
 		xshm_tag_index_add(&srx->tags, entry);
 	srx->posted++;
 	if (recv->src != FI_ADDR_UNSPEC)

@@ -91,8 +91,11 @@ static inline void xshm_srx_unpost(struct xshm_srx *srx,
 				   struct xshm_rx_entry *entry)
 {
 	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
-	if (entry->peer.flags & FI_TAGGED)
+	if (entry->peer.flags & FI_TAGGED) {
 		xshm_tag_index_remove(&srx->tags, &entry->tag_node);
+		if (xshm_dlist_empty(&srx->posted_tag))
+			srx->tags.on = false;
+	}
 	srx->posted--;
 	if (entry->peer.addr != FI_ADDR_UNSPEC)
 		srx->directed--;

@@ -25,6 +25,7 @@ static struct xshm_rx_entry *entry_of(struct xshm_dlist *link)
 
 void xshm_tag_index_init(struct xshm_tag_index *index)
 {
+	index->on = false;
 	index->active = 0;
 	index->next_seq = 0;
 	xshm_dlist_init(&index->fallback);
@@ -68,6 +69,16 @@ void xshm_tag_index_add(struct xshm_tag_index *index,
 		index->active |= 1u << c;
 	}
 	xshm_dlist_append(bucket_of(class, entry->peer.tag), &node->link);
+}
+
+void xshm_tag_index_build(struct xshm_tag_index *index,
+			  struct xshm_dlist *posted)
+{
+	struct xshm_dlist *it;
+
+	index->on = true;
+	xshm_dlist_foreach(posted, it)
+		xshm_tag_index_add(index, (struct xshm_rx_entry *) it);
 }
 
 static struct xshm_rx_entry *first_accepting(struct xshm_dlist *list,
