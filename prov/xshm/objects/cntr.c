@@ -480,13 +480,32 @@ static void remove_ep(struct xshm_cntr *cntr, struct xshm_ep *ep)
 	}
 }
 
+/* The flag of fi_ep_bind each of ep->rma_cntr counts for. */
+static const uint64_t rma_cntr_flag[XSHM_RMA_CNTRS] = {
+	[XSHM_CNTR_WRITE] = FI_WRITE,
+	[XSHM_CNTR_READ] = FI_READ,
+	[XSHM_CNTR_REMOTE_WRITE] = FI_REMOTE_WRITE,
+	[XSHM_CNTR_REMOTE_READ] = FI_REMOTE_READ,
+};
+
 #define CNTR_RMA_EVENTS	(FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
+/* Whether a counter is bound already for one of flags. */
+static bool bound_for(const struct xshm_ep *ep, uint64_t flags)
+{
+	if (((flags & FI_SEND) && ep->tx_cntr) ||
+	    ((flags & FI_RECV) && ep->rx_cntr))
+		return true;
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++)
+		if ((flags & rma_cntr_flag[i]) && ep->rma_cntr[i])
+			return true;
+	return false;
+}
+
 /*
- * Under the domain lock (fi_ep_bind holds it).  The RMA event flags are
- * taken, as libfabric's providers take them whatever the endpoint's caps
- * (fabtests' ubertest binds FI_TRANSMIT | FI_READ | FI_WRITE): xshm has no
- * RMA, so they count nothing.
+ * Under the domain lock (fi_ep_bind holds it).  The RMA flags are taken
+ * whatever the endpoint's caps, as libfabric's providers take them
+ * (fabtests' ubertest binds FI_TRANSMIT | FI_READ | FI_WRITE).
  */
 int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 {
@@ -496,10 +515,7 @@ int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 	if (!cntr || !flags ||
 	    (flags & ~(FI_SEND | FI_RECV | CNTR_RMA_EVENTS)))
 		return -FI_EINVAL;
-	if (!(flags & (FI_SEND | FI_RECV)))
-		return 0;
-	if (((flags & FI_SEND) && ep->tx_cntr) ||
-	    ((flags & FI_RECV) && ep->rx_cntr))
+	if (bound_for(ep, flags))
 		return -FI_EINVAL;
 	ret = add_ep(cntr, ep);
 	if (ret)
@@ -512,16 +528,38 @@ int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 		ep->rx_cntr_obj = cntr;
 		ep->rx_cntr = cntr->sink;
 	}
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++) {
+		if (flags & rma_cntr_flag[i]) {
+			ep->rma_cntr_obj[i] = cntr;
+			ep->rma_cntr[i] = cntr->sink;
+		}
+	}
 	return 0;
+}
+
+/* Each counter once, whatever it was bound for. */
+static void unbind_once(struct xshm_ep *ep, struct xshm_cntr *cntr)
+{
+	if (!cntr)
+		return;
+	if (ep->tx_cntr_obj == cntr)
+		ep->tx_cntr_obj = NULL;
+	if (ep->rx_cntr_obj == cntr)
+		ep->rx_cntr_obj = NULL;
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++)
+		if (ep->rma_cntr_obj[i] == cntr)
+			ep->rma_cntr_obj[i] = NULL;
+	remove_ep(cntr, ep);
 }
 
 /* Under the domain lock, before the endpoint's region goes. */
 void xshm_cntr_unbind_ep(struct xshm_ep *ep)
 {
-	if (ep->tx_cntr_obj)
-		remove_ep(ep->tx_cntr_obj, ep);
-	if (ep->rx_cntr_obj && ep->rx_cntr_obj != ep->tx_cntr_obj)
-		remove_ep(ep->rx_cntr_obj, ep);
-	ep->tx_cntr_obj = ep->rx_cntr_obj = NULL;
+	unbind_once(ep, ep->tx_cntr_obj);
+	unbind_once(ep, ep->rx_cntr_obj);
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++) {
+		unbind_once(ep, ep->rma_cntr_obj[i]);
+		ep->rma_cntr[i] = NULL;
+	}
 	ep->tx_cntr = ep->rx_cntr = NULL;
 }
