@@ -585,6 +585,54 @@ START_TEST(offset_addressing_with_user_keys)
 }
 END_TEST
 
+/* ---- keys ---- */
+
+static struct fid_mr *reg(struct xt_ep *x, void *buf, uint64_t key, int expect)
+{
+	struct fid_mr *mr = NULL;
+
+	XT_ASSERT_RC(fi_mr_reg(x->domain, buf, 64, FI_REMOTE_WRITE, 0, key, 0,
+			       &mr, NULL), expect);
+	return mr;
+}
+
+/* The application's keys: a taken one is refused until it is closed. */
+START_TEST(user_key_taken_is_enokey_until_closed)
+{
+	struct xt_cfg cfg = rma_cfg(0);
+	char buf[64];
+	struct fid_mr *mr;
+	struct xt_ep x;
+
+	xt_open_upto(&x, &cfg, XT_DOMAIN);
+	mr = reg(&x, buf, USER_KEY, 0);
+	XT_ASSERT(fi_mr_key(mr) == USER_KEY, "key");
+	reg(&x, buf, USER_KEY, -FI_ENOKEY);
+	XT_ASSERT_OK(fi_close(&mr->fid));
+	mr = reg(&x, buf, USER_KEY, 0);
+	XT_ASSERT_OK(fi_close(&mr->fid));
+	xt_close(&x);
+}
+END_TEST
+
+/* FI_MR_PROV_KEY: the requested key is ignored, every key differs. */
+START_TEST(provider_keys_differ)
+{
+	struct xt_cfg cfg = rma_cfg(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY);
+	struct fid_mr *a, *b;
+	char buf[64];
+	struct xt_ep x;
+
+	xt_open_upto(&x, &cfg, XT_DOMAIN);
+	a = reg(&x, buf, USER_KEY, 0);
+	b = reg(&x, buf, USER_KEY, 0);
+	XT_ASSERT(fi_mr_key(a) != fi_mr_key(b), "same key twice");
+	XT_ASSERT_OK(fi_close(&a->fid));
+	XT_ASSERT_OK(fi_close(&b->fid));
+	xt_close(&x);
+}
+END_TEST
+
 /* ---- a target that dies ---- */
 
 START_TEST(dead_target_fails_within_timeout)
@@ -640,6 +688,8 @@ static Suite *rma_suite(void)
 	tcase_set_timeout(own, 60);
 	tcase_add_loop_test(own, without_cma_write_and_read_intact, 0, nsizes);
 	tcase_add_test(own, offset_addressing_with_user_keys);
+	tcase_add_test(own, user_key_taken_is_enokey_until_closed);
+	tcase_add_test(own, provider_keys_differ);
 	if (xt_wanted(XT_EXTRA)) {
 		suite_add_tcase(s, data);
 		suite_add_tcase(s, checks);
