@@ -23,7 +23,7 @@
 #define USER_KEY	0xC0DE
 #define DEAD_MS		20000	/* a dead target fails its operation by then */
 
-enum { T_DUMP = 1, T_EVENTS, T_CQ_DATA, T_CLOSE_MR, T_OK, T_QUIT };
+enum { T_DUMP = 1, T_EVENTS, T_CQ_DATA, T_CLOSE_MR, T_WAIT_MR, T_OK, T_QUIT };
 
 /* Inline, a few inline commands (or one single copy), the whole region. */
 static const size_t sizes[] = { 100, 5000, MR_LEN };
@@ -80,6 +80,7 @@ static void close_with_cntrs(struct xt_ep *x, struct fid_cntr *a,
 struct target {
 	struct xt_ep x;
 	struct fid_cntr *rw, *rr;
+	struct fid_cntr *mr_rw;		/* bound to the registration */
 	struct fid_mr *mr;
 	unsigned char *buf;
 };
@@ -98,6 +99,9 @@ static void target_open(struct target *t, const struct target_opts *o,
 	xt_enable(&t->x);
 	XT_ASSERT_OK(fi_mr_reg(t->x.domain, t->buf + GUARD, MR_LEN, o->access,
 			       0, USER_KEY, 0, &t->mr, NULL));
+	t->mr_rw = open_cntr(t->x.domain);
+	XT_ASSERT_OK(fi_mr_bind(t->mr, &t->mr_rw->fid, FI_REMOTE_WRITE));
+	XT_ASSERT_OK(fi_mr_enable(t->mr));
 }
 
 static void target_send_cq_data(struct target *t, int sock)
@@ -119,9 +123,14 @@ static bool target_serve(struct target *t, int sock, uint8_t cmd)
 	case T_EVENTS:
 		xt_send_u64(sock, fi_cntr_read(t->rw));
 		xt_send_u64(sock, fi_cntr_read(t->rr));
+		xt_send_u64(sock, fi_cntr_read(t->mr_rw));
 		return true;
 	case T_CQ_DATA:
 		target_send_cq_data(t, sock);
+		return true;
+	case T_WAIT_MR:
+		wait_cntr(t->mr_rw, xt_recv_u64(sock));
+		xt_signal(sock, T_OK);
 		return true;
 	case T_CLOSE_MR:
 		XT_ASSERT_OK(fi_close(&t->mr->fid));
@@ -150,6 +159,7 @@ static void target_child(int sock, void *arg)
 		;
 	if (t.mr)
 		XT_ASSERT_OK(fi_close(&t.mr->fid));
+	XT_ASSERT_OK(fi_close(&t.mr_rw->fid));
 	close_with_cntrs(&t.x, t.rw, t.rr);
 	free(t.buf);
 }
@@ -454,6 +464,30 @@ START_TEST(rma_event_counters_count_both_sides)
 	xt_signal(r->c.sock, T_EVENTS);
 	XT_ASSERT(xt_recv_u64(r->c.sock) == 2, "remote write counter");
 	XT_ASSERT(xt_recv_u64(r->c.sock) == 1, "remote read counter");
+	XT_ASSERT(xt_recv_u64(r->c.sock) == 2, "registration's write counter");
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
+/*
+ * A counter bound to a registration, and to no endpoint, is all the target
+ * reads while the write arrives: reading it progresses the domain's
+ * endpoints.
+ */
+START_TEST(registration_counter_progresses_alone)
+{
+	struct rig *r = rig_start(ALL_ACCESS);
+	void *buf = initiator_buf(5000);
+	int ctx;
+
+	xt_signal(r->c.sock, T_WAIT_MR);
+	xt_send_u64(r->c.sock, 1);
+	XT_POST(&r->x, fi_write(r->x.ep, buf, 5000, NULL, r->peer, r->addr,
+				r->key, &ctx));
+	expect_done(r, &ctx, FI_RMA | FI_WRITE);
+	XT_ASSERT(xt_wait(r->c.sock) == T_OK, "target's wait");
+	assert_written(r, 0, 5000);
 	free(buf);
 	rig_stop(r);
 }
@@ -676,6 +710,7 @@ static Suite *rma_suite(void)
 	tcase_add_loop_test(data, writedata_completes_at_target_with_data, 0,
 			    nsizes);
 	tcase_add_test(data, rma_event_counters_count_both_sides);
+	tcase_add_test(data, registration_counter_progresses_alone);
 	tcase_set_timeout(checks, 60);
 	tcase_add_loop_test(checks, bad_key_fails_untouched, 0, nsizes);
 	tcase_add_loop_test(checks, range_outside_fails_untouched, 0, nsizes);

@@ -96,7 +96,8 @@ static int single_copy(struct xshm_ep *ep, const struct xshm_cmd *cmd,
  * is answered in cells, whose sender acks it.
  */
 static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-		 const struct xshm_rma *rma, const struct xshm_cmd *shared)
+		 const struct xshm_rma *rma, const struct xshm_cmd *shared,
+		 const struct xshm_mr_entry **mr)
 {
 	bool write = cmd->op == XSHM_OP_WRITE;
 	struct iovec local[XSHM_IOV_LIMIT];
@@ -106,7 +107,7 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	ret = xshm_mr_table_resolve(&ep->domain->mr_table, rma->key, rma->addr,
 				    cmd->msg_size,
 				    write ? FI_REMOTE_WRITE : FI_REMOTE_READ,
-				    local, &nlocal);
+				    local, &nlocal, mr);
 	if (ret)
 		return ret;
 	if (cmd->proto == XSHM_PROTO_RTS)
@@ -121,9 +122,14 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return ret ? ret : 1;
 }
 
-/* The remote events of a completed operation (fi_cq(3), fi_cntr(3)). */
-static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd)
+/*
+ * The remote events of a completed operation (fi_cq(3), fi_cntr(3)): its
+ * endpoint's and its registration's.
+ */
+static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			  const struct xshm_mr_entry *mr)
 {
+	struct fid_peer_cntr *mr_cntr;
 	bool write = cmd->op == XSHM_OP_WRITE;
 	uint64_t flags = FI_RMA | (write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
 	bool cq_data = cmd->flags & XSHM_CMD_REMOTE_CQ_DATA;
@@ -134,11 +140,15 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd)
 			       cq_data ? cmd->cq_data : 0,
 			       xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id),
 			       cq_data);
+	mr_cntr = mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
+	if (mr_cntr)
+		mr_cntr->owner_ops->inc(mr_cntr);
 }
 
 void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			    const struct xshm_cmd *shared)
 {
+	const struct xshm_mr_entry *mr = NULL;
 	struct xshm_rma rma;
 	int ret;
 
@@ -156,11 +166,11 @@ void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (!rma_cmd_valid(cmd, &rma))
 		ret = -FI_EINVAL;
 	else
-		ret = serve(ep, cmd, &rma, shared);
+		ret = serve(ep, cmd, &rma, shared, &mr);
 	if (!(cmd->flags & XSHM_CMD_ACK))
 		return;
 	if (ret >= 0)
-		report_target(ep, cmd);
+		report_target(ep, cmd, mr);
 	if (ret != 1 && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, -ret);
 }

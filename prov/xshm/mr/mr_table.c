@@ -86,7 +86,8 @@ static size_t slice(const struct xshm_mr_entry *entry, uint64_t offset,
 
 int xshm_mr_table_resolve(const struct xshm_mr_table *table, uint64_t key,
 			  uint64_t addr, uint64_t len, uint64_t access,
-			  struct iovec *iov, size_t *count)
+			  struct iovec *iov, size_t *count,
+			  const struct xshm_mr_entry **found)
 {
 	const struct xshm_mr_entry *entry = find(table, key);
 	uint64_t offset;
@@ -101,5 +102,6 @@ int xshm_mr_table_resolve(const struct xshm_mr_table *table, uint64_t key,
 		return -FI_EACCES;
 	offset = addr - entry->base;
 	*count = slice(entry, offset, len, iov);
+	*found = entry;
 	return 0;
 }

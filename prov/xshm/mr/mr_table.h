@@ -12,8 +12,12 @@
 #include <sys/uio.h>
 
 #include "base/provider.h"
+#include "xshm/fi_peer.h"
 
 #define XSHM_MR_BUCKETS		256
+
+/* entry->cntr: counters bound with fi_mr_bind, by the event they count */
+enum { XSHM_MR_CNTR_WRITE, XSHM_MR_CNTR_READ, XSHM_MR_CNTRS };
 
 struct xshm_mr_entry {
 	struct xshm_mr_entry *next;	/* in its bucket */
@@ -23,6 +27,7 @@ struct xshm_mr_entry {
 	size_t len;			/* of all its buffers */
 	size_t iov_count;
 	struct iovec iov[XSHM_IOV_LIMIT];
+	struct fid_peer_cntr *cntr[XSHM_MR_CNTRS];	/* or NULL */
 };
 
 struct xshm_mr_table {
@@ -44,10 +49,11 @@ void xshm_mr_table_remove(struct xshm_mr_table *table,
  * The local buffers under [addr, addr + len) of registration key, into iov
  * (XSHM_IOV_LIMIT entries at most, *count of them), when it grants access:
  * 0, -FI_EINVAL for an unknown key, -FI_EACCES for access not granted or a
- * range outside the registration.
+ * range outside the registration.  *found is the registration.
  */
 int xshm_mr_table_resolve(const struct xshm_mr_table *table, uint64_t key,
 			  uint64_t addr, uint64_t len, uint64_t access,
-			  struct iovec *iov, size_t *count);
+			  struct iovec *iov, size_t *count,
+			  const struct xshm_mr_entry **found);
 
 #endif

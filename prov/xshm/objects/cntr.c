@@ -38,7 +38,9 @@ struct xshm_cntr {
 	struct xshm_ep **eps;		/* endpoints this counter progresses */
 	size_t nr_eps;
 	struct xshm_wait wait;
-	_Atomic int ref;		/* bound endpoints */
+	_Atomic int ref;		/* bound endpoints and registrations */
+	/* bound to a registration: progresses every endpoint of its domain */
+	bool domain_wide;
 };
 
 /* What ends an fi_cntr_wait. */
@@ -85,8 +87,41 @@ static struct fi_ops_cntr_owner xshm_cntr_owner_ops = {
 /* Under the domain lock. */
 void xshm_cntr_progress(struct xshm_cntr *cntr)
 {
-	for (size_t i = 0; i < cntr->nr_eps; i++)
-		xshm_ep_progress(cntr->eps[i]);
+	struct xshm_dlist *it;
+
+	if (!cntr->domain_wide) {
+		for (size_t i = 0; i < cntr->nr_eps; i++)
+			xshm_ep_progress(cntr->eps[i]);
+		return;
+	}
+	xshm_dlist_foreach(&cntr->domain->eps, it)
+		xshm_ep_progress(xshm_container_of(it, struct xshm_ep,
+						   domain_link));
+}
+
+/*
+ * fi_mr_bind (mr.c), under the domain lock: any endpoint of the domain
+ * may serve the registration, and none need be bound to the counter, so
+ * it progresses them all, and spins rather than sleeps in fi_cntr_wait.
+ */
+struct fid_peer_cntr *xshm_cntr_hold(struct fid *fid,
+				     struct xshm_domain *domain)
+{
+	struct xshm_cntr *cntr = xshm_cntr_of(fid, domain);
+
+	if (!cntr)
+		return NULL;
+	cntr->domain_wide = true;
+	atomic_fetch_add(&cntr->ref, 1);
+	return &cntr->peer_cntr;
+}
+
+void xshm_cntr_release(struct fid_peer_cntr *held)
+{
+	struct xshm_cntr *cntr =
+		xshm_container_of(held, struct xshm_cntr, peer_cntr);
+
+	atomic_fetch_sub(&cntr->ref, 1);
 }
 
 /* Progresses, then notes what the application is about to see. */
@@ -224,7 +259,7 @@ static int xshm_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			return wait_outcome(&goal);
 		if (!xshm_wait_remaining(deadline))
 			return -FI_ETIMEDOUT;
-		if (xshm_wait_can_sleep(&cntr->wait))
+		if (xshm_wait_can_sleep(&cntr->wait) && !cntr->domain_wide)
 			xshm_wait_sleep(&cntr->wait, &cntr->domain->lock,
 					cntr_wait_ready, &goal,
 					xshm_wait_remaining(deadline));

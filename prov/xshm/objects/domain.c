@@ -108,6 +108,7 @@ int xshm_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	pthread_mutex_init(&domain->lock.mutex, NULL);
 	domain->fabric = fabric;
 	xshm_dlist_init(&domain->srx_imports);
+	xshm_dlist_init(&domain->eps);
 	atomic_fetch_add(&fabric->ref, 1);
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;

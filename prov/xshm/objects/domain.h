@@ -28,6 +28,7 @@ struct xshm_domain {
 	bool mr_user_keys;		/* keys are the application's */
 	bool mr_virt_addr;		/* RMA names virtual addresses */
 	struct xshm_dlist srx_imports;	/* fi_srx_context fids not closed yet */
+	struct xshm_dlist eps;		/* of struct xshm_ep, by domain_link */
 };
 
 struct xshm_mr {

@@ -221,6 +221,7 @@ static int xshm_ep_close(struct fid *fid)
 	if (ep->rx_cq_obj && ep->rx_cq_obj != ep->tx_cq_obj)
 		xshm_cq_remove_ep(ep->rx_cq_obj, ep);
 	xshm_cntr_unbind_ep(ep);
+	xshm_dlist_remove(&ep->domain_link);
 	if (ep->av) {
 		xshm_av_release_spares(ep->av, ep);
 		xshm_av_remove_ep(ep->av, ep);
@@ -462,6 +463,9 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.msg = &xshm_msg_ops;
 	ep->ep_fid.tagged = &xshm_tagged_ops;
 	ep->ep_fid.rma = &xshm_rma_ops;
+	xshm_lock_acquire(&domain->lock);
+	xshm_dlist_append(&domain->eps, &ep->domain_link);
+	xshm_lock_release(&domain->lock);
 	atomic_fetch_add(&domain->ref, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;

@@ -52,6 +52,7 @@ struct xshm_srx_view;
 struct xshm_ep {
 	struct fid_ep ep_fid;
 	struct xshm_domain *domain;
+	struct xshm_dlist domain_link;	/* in domain->eps */
 	uint64_t caps;
 	uint64_t tx_op_flags;
 	uint64_t rx_op_flags;

@@ -12,6 +12,7 @@
 #include "base/lock.h"
 #include "base/provider.h"
 #include "mr/mr_table.h"
+#include "objects/cntr.h"
 #include "objects/domain.h"
 
 #define XSHM_MR_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
@@ -24,17 +25,71 @@ static int xshm_mr_close(struct fid *fid)
 
 	xshm_lock_acquire(&domain->lock);
 	xshm_mr_table_remove(&domain->mr_table, &mr->entry);
+	for (int i = 0; i < XSHM_MR_CNTRS; i++)
+		if (mr->entry.cntr[i])
+			xshm_cntr_release(mr->entry.cntr[i]);
 	xshm_lock_release(&domain->lock);
 	atomic_fetch_sub(&domain->ref, 1);
 	free(mr);
 	return 0;
 }
 
+static const uint64_t cntr_event[XSHM_MR_CNTRS] = {
+	[XSHM_MR_CNTR_WRITE] = FI_REMOTE_WRITE,
+	[XSHM_MR_CNTR_READ] = FI_REMOTE_READ,
+};
+
+/* Under the domain lock: one counter per event, each held once per event. */
+static int bind_cntr(struct xshm_mr *mr, struct fid *cntr_fid, uint64_t flags)
+{
+	for (int i = 0; i < XSHM_MR_CNTRS; i++)
+		if ((flags & cntr_event[i]) && mr->entry.cntr[i])
+			return -FI_EINVAL;
+	for (int i = 0; i < XSHM_MR_CNTRS; i++) {
+		if (!(flags & cntr_event[i]))
+			continue;
+		mr->entry.cntr[i] = xshm_cntr_hold(cntr_fid, mr->domain);
+		if (!mr->entry.cntr[i])
+			return -FI_EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A counter counts the remote writes or reads of the registration
+ * (FI_RMA_EVENT).  Binding an endpoint, as FI_MR_ENDPOINT asks, is taken
+ * and changes nothing: every endpoint of the domain serves its
+ * registrations.
+ */
+static int xshm_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct xshm_mr *mr = xshm_container_of(fid, struct xshm_mr, mr_fid.fid);
+	int ret;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	if (bfid->fclass == FI_CLASS_EP)
+		return 0;
+	if (bfid->fclass != FI_CLASS_CNTR || !flags ||
+	    (flags & ~(FI_REMOTE_WRITE | FI_REMOTE_READ)))
+		return -FI_EINVAL;
+	xshm_lock_acquire(&mr->domain->lock);
+	ret = bind_cntr(mr, bfid, flags);
+	xshm_lock_release(&mr->domain->lock);
+	return ret;
+}
+
+/* FI_ENABLE, after binding: registrations are enabled from the start. */
+static int xshm_mr_control(struct fid *fid, int command, void *arg)
+{
+	return command == FI_ENABLE ? 0 : -FI_ENOSYS;
+}
+
 static struct fi_ops xshm_mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = xshm_mr_close,
-	.bind = xshm_fid_no_bind,
-	.control = xshm_fid_no_control,
+	.bind = xshm_mr_bind,
+	.control = xshm_mr_control,
 	.ops_open = xshm_fid_no_ops_open,
 };
 
