@@ -17,12 +17,15 @@
 #include "base/list.h"
 #include "base/lock.h"
 #include "data/ack.h"
+#include "data/bounce_fill.h"
+#include "data/spare.h"
 #include "data/send_int.h"
 #include "objects/domain.h"
 #include "objects/ep.h"
 #include "report/comp.h"
 #include "shm/doorbell.h"
 #include "shm/layout.h"
+#include "shm/pool.h"
 #include "shm/proc.h"
 #include "shm/ring.h"
 
@@ -113,14 +116,33 @@ ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	return ret;
 }
 
-/* The bytes the next command of op moves. */
-static size_t next_len(const struct xshm_rma_op *op)
+/*
+ * How the next command of op carries its bytes: all of them named for a
+ * single copy (reads: all asked for), or a write's next piece in a bounce
+ * buffer of the target's, when more than a cell holds is left, or in the
+ * cell.
+ */
+static uint8_t next_proto(const struct xshm_rma_op *op)
+{
+	if (op->single_copy)
+		return XSHM_PROTO_RTS;
+	if (op->tx.op == XSHM_OP_WRITE &&
+	    op->tx.total - op->tx.sent > XSHM_RMA_INLINE_MAX)
+		return XSHM_PROTO_BUF;
+	return XSHM_PROTO_INLINE;
+}
+
+/* The bytes the next command of op moves, as proto carries them. */
+static size_t next_len(const struct xshm_rma_op *op,
+		       const struct xshm_region *region, uint8_t proto)
 {
 	size_t left = op->tx.total - op->tx.sent;
+	size_t most = proto == XSHM_PROTO_BUF ? region->pool.buf_size :
+					       XSHM_RMA_INLINE_MAX;
 
-	if (op->single_copy || op->tx.op == XSHM_OP_READ)
+	if (proto == XSHM_PROTO_RTS || op->tx.op == XSHM_OP_READ)
 		return left;
-	return left < XSHM_RMA_INLINE_MAX ? left : XSHM_RMA_INLINE_MAX;
+	return left < most ? left : most;
 }
 
 static void fill_src(struct xshm_rts *src, const struct xshm_rma_op *op)
@@ -133,33 +155,78 @@ static void fill_src(struct xshm_rts *src, const struct xshm_rma_op *op)
 	}
 }
 
-/* The command moving len bytes of op from op->tx.sent on. */
+/* The command moving len bytes of op from op->tx.sent on, as proto says. */
 static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
-		     const struct xshm_rma_op *op, size_t len)
+		     const struct xshm_rma_op *op, uint8_t proto, size_t len,
+		     uint32_t buf_index)
 {
 	struct xshm_rma rma = {
 		.key = op->key, .addr = op->addr,
 		.offset = op->tx.sent, .len = len,
 	};
-	bool inline_bytes = !op->single_copy && op->tx.op == XSHM_OP_WRITE;
+	bool inline_bytes = proto == XSHM_PROTO_INLINE &&
+			    op->tx.op == XSHM_OP_WRITE;
 	bool last = op->tx.sent + len == op->tx.total;
 
-	if (op->single_copy)
+	if (proto == XSHM_PROTO_RTS)
 		fill_src(&rma.src, op);
 	memcpy(cmd->data, &rma, sizeof(rma));
 	if (inline_bytes)
 		xshm_iov_copy_from(cmd->data + sizeof(rma), op->tx.iov,
 				   op->tx.iov_count, op->tx.sent, len);
 	cmd->op = op->tx.op;
-	cmd->proto = op->single_copy ? XSHM_PROTO_RTS : XSHM_PROTO_INLINE;
+	cmd->proto = proto;
 	cmd->flags = op->tx.cmd_flags | (last ? XSHM_CMD_ACK : 0);
 	cmd->chunk_len = (uint32_t) (sizeof(rma) + (inline_bytes ? len : 0));
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = 0;
 	cmd->cq_data = op->tx.data;
 	cmd->msg_size = op->tx.total;
-	cmd->buf_index = 0;
+	cmd->buf_index = buf_index;
 	cmd->ack_id = op->tx.ack_id;
+}
+
+/*
+ * A buffer of the target's pool holding the next len bytes of op, or
+ * false when its pool has none free.
+ */
+static bool fill_buffer(struct xshm_ep *ep, struct xshm_region *region,
+			const struct xshm_rma_op *op, size_t len,
+			uint32_t *index)
+{
+	if (xshm_spare_borrow(ep, region, index))
+		return false;
+	xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, *index),
+			 op->tx.iov, op->tx.iov_count, op->tx.sent, len);
+	return true;
+}
+
+/* Pushes the next command of op: 0, or why not, as push_op returns it. */
+static ssize_t push_next(struct xshm_ep *ep, struct xshm_av_entry *peer,
+			 struct xshm_rma_op *op)
+{
+	struct xshm_region *region = &peer->peer;
+	uint8_t proto = next_proto(op);
+	size_t len = next_len(op, region, proto);
+	uint32_t index = 0;
+	struct xshm_cmd *cmd;
+	uint64_t pos;
+
+	if (proto == XSHM_PROTO_BUF && !fill_buffer(ep, region, op, len, &index))
+		return no_room(ep, peer);
+	cmd = xshm_ring_reserve(&region->ring, &pos);
+	if (cmd) {
+		fill_cmd(cmd, ep, op, proto, len, index);
+		if (!xshm_ring_commit(&region->ring, cmd, pos)) {
+			xshm_doorbell_ring(region);
+			op->tx.sent += len;
+			return 0;
+		}
+	}
+	/* not pushed, or skipped as stalled: pushed again later */
+	if (proto == XSHM_PROTO_BUF)
+		xshm_pool_free(&region->pool, index, ep->addr.ep_id);
+	return no_room(ep, peer);
 }
 
 /* The peer op was posted to, or why it is not there any more. */
@@ -184,22 +251,10 @@ static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
 
 	if (ret)
 		return ret;
-	do {
-		struct xshm_region *region = &peer->peer;
-		size_t len = next_len(op);
-		struct xshm_cmd *cmd;
-		uint64_t pos;
-
-		cmd = xshm_ring_reserve(&region->ring, &pos);
-		if (!cmd)
-			return no_room(ep, peer);
-		fill_cmd(cmd, ep, op, len);
-		if (xshm_ring_commit(&region->ring, cmd, pos))
-			return no_room(ep, peer);	/* skipped: push again */
-		xshm_doorbell_ring(region);
-		op->tx.sent += len;
-	} while (op->tx.sent < op->tx.total);
-	return 0;
+	do
+		ret = push_next(ep, peer, op);
+	while (!ret && op->tx.sent < op->tx.total);
+	return ret;
 }
 
 static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)

@@ -15,11 +15,13 @@
 #include "base/iov.h"
 #include "base/provider.h"
 #include "data/ack.h"
+#include "data/buf_return.h"
 #include "mr/mr_table.h"
 #include "objects/domain.h"
 #include "objects/ep.h"
 #include "report/comp.h"
 #include "shm/layout.h"
+#include "shm/pool.h"
 #include "shm/region.h"
 
 static bool src_valid(const struct xshm_rts *src, uint64_t total)
@@ -36,13 +38,27 @@ static bool src_valid(const struct xshm_rts *src, uint64_t total)
 	return sum == total;
 }
 
+/* A write's piece, at offset in the operation, from the cell or a buffer. */
+static bool piece_valid(const struct xshm_cmd *cmd, const struct xshm_rma *rma,
+			size_t most)
+{
+	return rma->len <= most && rma->offset <= cmd->msg_size &&
+	       rma->len <= cmd->msg_size - rma->offset;
+}
+
 /* The shape of a command, before any of it is trusted. */
-static bool rma_cmd_valid(const struct xshm_cmd *cmd, const struct xshm_rma *rma)
+static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			  const struct xshm_rma *rma)
 {
 	bool write = cmd->op == XSHM_OP_WRITE;
 
 	if (cmd->msg_size > XSHM_MAX_MSG_SIZE)
 		return false;
+	if (cmd->proto == XSHM_PROTO_BUF)
+		return write && cmd->chunk_len == sizeof(*rma) &&
+		       piece_valid(cmd, rma, ep->region.pool.buf_size) &&
+		       xshm_pool_owned_by(&ep->region.pool, cmd->buf_index,
+					  cmd->src_ep_id);
 	if (cmd->proto == XSHM_PROTO_RTS)
 		return cmd->chunk_len == sizeof(*rma) && !rma->offset &&
 		       rma->len == cmd->msg_size &&
@@ -52,10 +68,8 @@ static bool rma_cmd_valid(const struct xshm_cmd *cmd, const struct xshm_rma *rma
 	if (!write)
 		return cmd->chunk_len == sizeof(*rma) && !rma->offset &&
 		       rma->len == cmd->msg_size;
-	return rma->len <= XSHM_RMA_INLINE_MAX &&
-	       cmd->chunk_len == sizeof(*rma) + rma->len &&
-	       rma->offset <= cmd->msg_size &&
-	       rma->len <= cmd->msg_size - rma->offset;
+	return cmd->chunk_len == sizeof(*rma) + rma->len &&
+	       piece_valid(cmd, rma, XSHM_RMA_INLINE_MAX);
 }
 
 static void src_iov(const struct xshm_rts *src, struct iovec *iov)
@@ -112,6 +126,12 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return ret;
 	if (cmd->proto == XSHM_PROTO_RTS)
 		return single_copy(ep, cmd, rma, local, nlocal);
+	if (write && cmd->proto == XSHM_PROTO_BUF) {
+		xshm_iov_copy_to(local, nlocal, rma->offset,
+				 xshm_pool_buf(&ep->region.pool, cmd->buf_index),
+				 rma->len);
+		return 0;
+	}
 	if (write) {
 		xshm_iov_copy_to(local, nlocal, rma->offset,
 				 shared->data + sizeof(*rma), rma->len);
@@ -163,10 +183,14 @@ void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return;
 	}
 	memcpy(&rma, shared->data, sizeof(rma));
-	if (!rma_cmd_valid(cmd, &rma))
+	if (!rma_cmd_valid(ep, cmd, &rma))
 		ret = -FI_EINVAL;
 	else
 		ret = serve(ep, cmd, &rma, shared, &mr);
+	/* A buffer its sender holds goes back, whatever became of its bytes. */
+	if (cmd->proto == XSHM_PROTO_BUF &&
+	    xshm_pool_owned_by(&ep->region.pool, cmd->buf_index, cmd->src_ep_id))
+		xshm_buf_return(ep, cmd->buf_index, cmd->src_ep_id);
 	if (!(cmd->flags & XSHM_CMD_ACK))
 		return;
 	if (ret >= 0)
