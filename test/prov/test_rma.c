@@ -493,6 +493,34 @@ START_TEST(registration_counter_progresses_alone)
 }
 END_TEST
 
+/*
+ * FI_FENCE: a fenced read of what writes before it wrote starts once they
+ * completed, and reads their bytes.
+ */
+START_TEST(fenced_read_sees_writes_before_it)
+{
+	struct rig *r = rig_start(ALL_ACCESS);
+	unsigned char *out = initiator_buf(MR_LEN), *in = calloc(1, MR_LEN);
+	struct iovec iov = { in, MR_LEN };
+	struct fi_rma_iov rma;
+	struct fi_msg_rma msg = rma_msg(r, &iov, 1, &rma, 0, MR_LEN, NULL);
+	int ctx[3];
+
+	XT_POST(&r->x, fi_write(r->x.ep, out, 100, NULL, r->peer, r->addr,
+				r->key, &ctx[0]));
+	XT_POST(&r->x, fi_write(r->x.ep, out + 100, MR_LEN - 100, NULL, r->peer,
+				r->addr + 100, r->key, &ctx[1]));
+	msg.context = &ctx[2];
+	XT_POST(&r->x, fi_readmsg(r->x.ep, &msg, FI_COMPLETION | FI_FENCE));
+	for (int i = 0; i < 3; i++)
+		expect_done(r, &ctx[i], FI_RMA | (i < 2 ? FI_WRITE : FI_READ));
+	XT_ASSERT(xt_mismatch(in, MR_LEN, ISEED, 0) < 0, "fenced read differs");
+	free(out);
+	free(in);
+	rig_stop(r);
+}
+END_TEST
+
 /* ---- checks at the target ---- */
 
 START_TEST(bad_key_fails_untouched)
@@ -711,6 +739,7 @@ static Suite *rma_suite(void)
 			    nsizes);
 	tcase_add_test(data, rma_event_counters_count_both_sides);
 	tcase_add_test(data, registration_counter_progresses_alone);
+	tcase_add_test(data, fenced_read_sees_writes_before_it);
 	tcase_set_timeout(checks, 60);
 	tcase_add_loop_test(checks, bad_key_fails_untouched, 0, nsizes);
 	tcase_add_loop_test(checks, range_outside_fails_untouched, 0, nsizes);
