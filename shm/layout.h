@@ -138,7 +138,8 @@ enum {
 				   then, XSHM_PROTO_INLINE, its bytes */
 	XSHM_OP_READ,		/* RMA initiator to target: a struct xshm_rma */
 	XSHM_OP_READ_DATA,	/* target to initiator of read ack_id: bytes
-				   of it from offset tag, inline */
+				   of it from offset tag, inline or in the
+				   initiator's buffer buf_index */
 };
 
 /* Where a command's payload is. */

@@ -50,7 +50,7 @@ int xshm_rma_reply_start(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
 			 const struct iovec *iov, size_t count, size_t len);
 void xshm_rma_reply_progress(struct xshm_ep *ep);
 void xshm_rma_read_data(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			const void *data);
+			const struct xshm_cmd *shared);
 void xshm_rma_reply_close(struct xshm_ep *ep);
 
 #endif

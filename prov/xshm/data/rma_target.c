@@ -175,7 +175,7 @@ void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (!xshm_av_sender_allowed(ep, cmd->src_ep_id))
 		return;
 	if (cmd->op == XSHM_OP_READ_DATA) {
-		xshm_rma_read_data(ep, cmd, shared->data);
+		xshm_rma_read_data(ep, cmd, shared);
 		return;
 	}
 	if (cmd->chunk_len < sizeof(rma) || cmd->chunk_len > XSHM_INLINE_MAX) {
