@@ -121,6 +121,9 @@ void target_child(int sock, void *arg)
 	struct target t = { 0 };
 	bool virt;
 
+	if (o->caps)
+		cfg.caps = o->caps;
+
 	target_open(&t, o, &cfg);
 	virt = t.x.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
 	xt_exchange(&t.x, sock);
@@ -141,7 +144,8 @@ void target_child(int sock, void *arg)
 void rig_start_with(struct rig *r, uint64_t access, uint64_t mr_mode,
 			   bool progress)
 {
-	r->opts = (struct target_opts) { access, mr_mode, progress };
+	r->opts = (struct target_opts) { access, mr_mode, progress,
+					 r->opts.caps };
 	xt_spawn(&r->c, target_child, &r->opts);
 	r->cfg = rma_cfg(mr_mode);
 	xt_open_upto(&r->x, &r->cfg, XT_BOUND);

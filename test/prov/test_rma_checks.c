@@ -108,6 +108,27 @@ START_TEST(closed_registration_fails_untouched)
 }
 END_TEST
 
+/*
+ * An endpoint that did not ask for FI_RMA is no target, whatever it
+ * registered (here with no access flags, which would grant all).
+ */
+START_TEST(target_without_rma_refuses)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	void *buf = initiator_buf(100);
+	int ctx;
+
+	r->opts.caps = FI_MSG;
+	rig_start_with(r, 0, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, true);
+	XT_POST(&r->x, fi_write(r->x.ep, buf, 100, NULL, r->peer, r->addr,
+				r->key, &ctx));
+	expect_error(r, &ctx, FI_EOPNOTSUPP);
+	assert_untouched(r);
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
 /* ---- without a single copy ---- */
 
 START_TEST(without_cma_write_and_read_intact)
@@ -228,6 +249,7 @@ static Suite *rma_checks_suite(void)
 	tcase_add_loop_test(checks, closed_registration_fails_untouched, 0,
 			    RMA_SIZES);
 	tcase_add_test(checks, dead_target_fails_within_timeout);
+	tcase_add_test(checks, target_without_rma_refuses);
 	tcase_set_timeout(own, 60);
 	tcase_add_loop_test(own, without_cma_write_and_read_intact, 0, RMA_SIZES);
 	tcase_add_test(own, offset_addressing_with_user_keys);

@@ -114,10 +114,14 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		 const struct xshm_mr_entry **mr)
 {
 	bool write = cmd->op == XSHM_OP_WRITE;
+	uint64_t role = write ? FI_REMOTE_WRITE : FI_REMOTE_READ;
 	struct iovec local[XSHM_IOV_LIMIT];
 	size_t nlocal;
 	int ret;
 
+	/* An endpoint that did not ask to be a target is none. */
+	if ((ep->caps & (FI_RMA | role)) != (FI_RMA | role))
+		return -FI_EOPNOTSUPP;
 	ret = xshm_mr_table_resolve(&ep->domain->mr_table, rma->key, rma->addr,
 				    cmd->msg_size,
 				    write ? FI_REMOTE_WRITE : FI_REMOTE_READ,
