@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	17
+#define XSHM_LAYOUT_VERSION	18
 #define XSHM_NAME_MAX		48
 
 /*
@@ -134,6 +134,12 @@ enum {
 				   claims of generation tag (split.h) */
 	XSHM_OP_TIMING,		/* receiver to sender of XSHM_CMD_TIMED
 				   message ack_id: a struct xshm_timing */
+	XSHM_OP_WRITE,		/* RMA initiator to target: a struct xshm_rma,
+				   then, XSHM_PROTO_INLINE, its bytes */
+	XSHM_OP_READ,		/* RMA initiator to target: a struct xshm_rma */
+	XSHM_OP_READ_DATA,	/* target to initiator of read ack_id: bytes
+				   of it from offset tag, inline or in the
+				   initiator's buffer buf_index */
 };
 
 /* Where a command's payload is. */
@@ -243,6 +249,26 @@ struct xshm_rts {
 };
 
 /*
+ * An RMA command's payload (XSHM_OP_WRITE, XSHM_OP_READ).  The target checks
+ * key, access and the whole range [addr, addr + msg_size) against its
+ * registrations before it touches memory, then moves len bytes from offset
+ * of the operation: XSHM_PROTO_RTS, all of it in one single copy from or to
+ * the initiator's buffers named by src; XSHM_PROTO_INLINE, for a write the
+ * bytes after this struct in the cell, for a read answered in
+ * XSHM_OP_READ_DATA cells.  Only the command with XSHM_CMD_ACK, the last,
+ * is acked, with the status of its checks and copy.
+ */
+struct xshm_rma {
+	uint64_t key;
+	uint64_t addr;
+	uint64_t offset;
+	uint64_t len;
+	struct xshm_rts src;
+};
+
+#define XSHM_RMA_INLINE_MAX	(XSHM_INLINE_MAX - sizeof(struct xshm_rma))
+
+/*
  * XSHM_OP_TIMING's payload: when the receiver became ready for the timed
  * message (its previous large message done, or its receive posted late)
  * and when it completed it, CLOCK_MONOTONIC ns, and how long it spent
@@ -287,6 +313,7 @@ static_assert(XSHM_SHORT_HDR_SIZE == 32 && XSHM_SHORT_MAX == 2008,
 	      "short payload: 32 bytes in the header's cache line");
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
+static_assert(sizeof(struct xshm_rma) == 168, "rma layout");
 static_assert(XSHM_BUF_TAIL_MAX <= XSHM_INLINE_MAX, "a buffer's tail fits its cell");
 static_assert(XSHM_CELLS_MSG_MAX == 6032 && XSHM_CELLS_MSG_MAX <= XSHM_BUF_SIZE,
 	      "a run of cells carries less than a bounce buffer");

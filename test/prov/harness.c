@@ -169,7 +169,7 @@ struct fi_info *xt_hints(const struct xt_cfg *cfg)
 	h->ep_attr->type = FI_EP_RDM;
 	h->caps = cfg->caps;
 	h->mode = 0;
-	h->domain_attr->mr_mode = 0;
+	h->domain_attr->mr_mode = (int) cfg->mr_mode;
 	if (cfg->tx_op_flags)
 		h->tx_attr->op_flags = cfg->tx_op_flags;
 	if (cfg->rx_op_flags)

@@ -117,6 +117,7 @@ struct xt_cfg {
 	enum fi_threading threading;	/* hints domain_attr->threading */
 	uint64_t rx_bind_flags;		/* or'ed to FI_RECV, e.g. FI_SELECTIVE_COMPLETION */
 	enum fi_progress data_progress;	/* hints domain_attr->data_progress */
+	uint64_t mr_mode;		/* hints domain_attr->mr_mode */
 };
 
 /* API 1.17, FI_MSG | FI_TAGGED, FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE. */

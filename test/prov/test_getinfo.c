@@ -49,12 +49,61 @@ START_TEST(getinfo_caps_include_msg_tagged_send_recv)
 }
 END_TEST
 
+/* FI_RMA (issue 35) only when asked for: defaults are as before it. */
 START_TEST(getinfo_caps_exclude_rma_atomic_remote_comm)
 {
 	struct fi_info *info = default_info();
 
 	XT_ASSERT(!(info->caps & (FI_RMA | FI_ATOMIC | FI_REMOTE_COMM)),
 		  "caps 0x%llx", (unsigned long long)info->caps);
+	fi_freeinfo(info);
+}
+END_TEST
+
+static struct fi_info *rma_info(uint64_t caps, uint64_t mr_mode)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+
+	cfg.caps = caps;
+	cfg.mr_mode = mr_mode;
+	return getinfo_ok(&cfg);
+}
+
+#define FT_MR_MODE	(FI_MR_LOCAL | FI_MR_ENDPOINT | FI_MR_ALLOCATED | \
+			 FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_RAW)
+#define RMA_ROLES	(FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+/* With FI_RMA: its roles, one target range, the modes it takes, no atomics. */
+START_TEST(getinfo_rma_when_asked)
+{
+	struct fi_info *info = rma_info(FI_MSG | FI_RMA | FI_RMA_EVENT, FT_MR_MODE);
+
+	XT_ASSERT((info->caps & (FI_RMA | RMA_ROLES | FI_RMA_EVENT)) ==
+		  (FI_RMA | RMA_ROLES | FI_RMA_EVENT), "caps 0x%llx",
+		  (unsigned long long)info->caps);
+	XT_ASSERT(!(info->caps & FI_ATOMIC), "FI_ATOMIC offered");
+	XT_ASSERT(info->domain_attr->mr_mode == (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY),
+		  "mr_mode 0x%x", info->domain_attr->mr_mode);
+	XT_ASSERT(info->tx_attr->rma_iov_limit == 1, "rma_iov_limit");
+	fi_freeinfo(info);
+	info = rma_info(FI_RMA | FI_WRITE, 0);
+	XT_ASSERT((info->caps & RMA_ROLES) == FI_WRITE, "asked roles only");
+	XT_ASSERT(info->domain_attr->mr_mode == 0, "mr_mode 0x%x",
+		  info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+}
+END_TEST
+
+/* Without FI_RMA, mr_mode hints ask nothing of xshm, as before it. */
+START_TEST(getinfo_no_rma_no_mr_mode)
+{
+	struct fi_info *info = rma_info(FI_MSG | FI_TAGGED, FT_MR_MODE);
+
+	XT_ASSERT(!(info->caps & (FI_RMA | RMA_ROLES)), "caps 0x%llx",
+		  (unsigned long long)info->caps);
+	XT_ASSERT(info->domain_attr->mr_mode == 0, "mr_mode 0x%x",
+		  info->domain_attr->mr_mode);
+	XT_ASSERT(info->tx_attr->rma_iov_limit == 0, "rma_iov_limit");
 	fi_freeinfo(info);
 }
 END_TEST
@@ -265,7 +314,6 @@ END_TEST
 static void want_auto_progress(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
 static void want_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void want_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
-static void want_rma(struct fi_info *h) { h->caps |= FI_RMA; }
 static void want_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC; }
 static void want_remote_comm(struct fi_info *h) { h->caps |= FI_REMOTE_COMM; }
 static void want_sockaddr_in(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
@@ -279,7 +327,6 @@ static const struct {
 	{ "data_progress FI_PROGRESS_AUTO", want_auto_progress },
 	{ "ep_type FI_EP_MSG", want_msg_ep },
 	{ "ep_type FI_EP_DGRAM", want_dgram_ep },
-	{ "caps FI_RMA", want_rma },
 	{ "caps FI_ATOMIC", want_atomic },
 	{ "caps FI_REMOTE_COMM", want_remote_comm },
 	{ "addr_format FI_SOCKADDR_IN", want_sockaddr_in },
@@ -571,6 +618,10 @@ static Suite *getinfo_suite(void)
 		tcase_add_test(attrs, getinfo_secondary_caps_only_when_requested);
 	if (xt_wanted(XT_XSHM))
 		tcase_add_test(attrs, getinfo_secondary_caps_returned_when_requested);
+	if (xt_wanted(XT_XSHM)) {
+		tcase_add_test(attrs, getinfo_rma_when_asked);
+		tcase_add_test(attrs, getinfo_no_rma_no_mr_mode);
+	}
 	tcase_add_test(attrs, getinfo_context_caps_hold_no_domain_caps);
 	tcase_add_test(attrs, getinfo_requires_no_mode_bits);
 	if (xt_wanted(XT_XSHM))

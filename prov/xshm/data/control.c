@@ -31,7 +31,7 @@ bool xshm_control_push(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd->tag = ctl->tag;
 	cmd->cq_data = 0;
 	cmd->msg_size = ctl->msg_size;
-	cmd->buf_index = 0;
+	cmd->buf_index = ctl->buf_index;
 	cmd->ack_id = ctl->ack_id;
 	if (ctl->payload_len)
 		memcpy(cmd->data, ctl->payload, ctl->payload_len);

@@ -16,6 +16,7 @@ struct xshm_control {
 	uint32_t ack_id;
 	const void *payload;	/* payload_len bytes after the header */
 	uint32_t payload_len;
+	uint32_t buf_index;	/* XSHM_PROTO_BUF: a buffer of the peer's */
 };
 
 /*

@@ -8,6 +8,7 @@
 #include "data/buf_return.h"
 #include "data/liveness.h"
 #include "data/recv.h"
+#include "data/rma.h"
 #include "data/send.h"
 #include "data/spare.h"
 #include "data/warm.h"
@@ -62,7 +63,7 @@ int xshm_ep_drain(struct xshm_ep *ep, int budget)
 static bool is_reply(const struct xshm_cmd *cmd)
 {
 	return cmd->op == XSHM_OP_ACK || cmd->op == XSHM_OP_OFFER ||
-	       cmd->op == XSHM_OP_TIMING;
+	       cmd->op == XSHM_OP_TIMING || cmd->op == XSHM_OP_READ_DATA;
 }
 
 /*
@@ -114,8 +115,10 @@ void xshm_ep_progress(struct xshm_ep *ep)
 		return;
 	}
 	xshm_liveness_progress(ep, idle);
+	xshm_rma_reply_progress(ep);
 	xshm_ack_flush(ep);
 	if (!xshm_dlist_empty(&ep->tx_wait_ack))
 		xshm_ack_reap(ep);
 	xshm_tx_progress(ep);
+	xshm_rma_progress(ep);
 }

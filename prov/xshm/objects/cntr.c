@@ -38,7 +38,9 @@ struct xshm_cntr {
 	struct xshm_ep **eps;		/* endpoints this counter progresses */
 	size_t nr_eps;
 	struct xshm_wait wait;
-	_Atomic int ref;		/* bound endpoints */
+	_Atomic int ref;		/* bound endpoints and registrations */
+	/* bound to a registration: progresses every endpoint of its domain */
+	bool domain_wide;
 };
 
 /* What ends an fi_cntr_wait. */
@@ -85,8 +87,41 @@ static struct fi_ops_cntr_owner xshm_cntr_owner_ops = {
 /* Under the domain lock. */
 void xshm_cntr_progress(struct xshm_cntr *cntr)
 {
-	for (size_t i = 0; i < cntr->nr_eps; i++)
-		xshm_ep_progress(cntr->eps[i]);
+	struct xshm_dlist *it;
+
+	if (!cntr->domain_wide) {
+		for (size_t i = 0; i < cntr->nr_eps; i++)
+			xshm_ep_progress(cntr->eps[i]);
+		return;
+	}
+	xshm_dlist_foreach(&cntr->domain->eps, it)
+		xshm_ep_progress(xshm_container_of(it, struct xshm_ep,
+						   domain_link));
+}
+
+/*
+ * fi_mr_bind (mr.c), under the domain lock: any endpoint of the domain
+ * may serve the registration, and none need be bound to the counter, so
+ * it progresses them all, and spins rather than sleeps in fi_cntr_wait.
+ */
+struct fid_peer_cntr *xshm_cntr_hold(struct fid *fid,
+				     struct xshm_domain *domain)
+{
+	struct xshm_cntr *cntr = xshm_cntr_of(fid, domain);
+
+	if (!cntr)
+		return NULL;
+	cntr->domain_wide = true;
+	atomic_fetch_add(&cntr->ref, 1);
+	return &cntr->peer_cntr;
+}
+
+void xshm_cntr_release(struct fid_peer_cntr *held)
+{
+	struct xshm_cntr *cntr =
+		xshm_container_of(held, struct xshm_cntr, peer_cntr);
+
+	atomic_fetch_sub(&cntr->ref, 1);
 }
 
 /* Progresses, then notes what the application is about to see. */
@@ -224,7 +259,7 @@ static int xshm_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			return wait_outcome(&goal);
 		if (!xshm_wait_remaining(deadline))
 			return -FI_ETIMEDOUT;
-		if (xshm_wait_can_sleep(&cntr->wait))
+		if (xshm_wait_can_sleep(&cntr->wait) && !cntr->domain_wide)
 			xshm_wait_sleep(&cntr->wait, &cntr->domain->lock,
 					cntr_wait_ready, &goal,
 					xshm_wait_remaining(deadline));
@@ -480,13 +515,32 @@ static void remove_ep(struct xshm_cntr *cntr, struct xshm_ep *ep)
 	}
 }
 
+/* The flag of fi_ep_bind each of ep->rma_cntr counts for. */
+static const uint64_t rma_cntr_flag[XSHM_RMA_CNTRS] = {
+	[XSHM_CNTR_WRITE] = FI_WRITE,
+	[XSHM_CNTR_READ] = FI_READ,
+	[XSHM_CNTR_REMOTE_WRITE] = FI_REMOTE_WRITE,
+	[XSHM_CNTR_REMOTE_READ] = FI_REMOTE_READ,
+};
+
 #define CNTR_RMA_EVENTS	(FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
+/* Whether a counter is bound already for one of flags. */
+static bool bound_for(const struct xshm_ep *ep, uint64_t flags)
+{
+	if (((flags & FI_SEND) && ep->tx_cntr) ||
+	    ((flags & FI_RECV) && ep->rx_cntr))
+		return true;
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++)
+		if ((flags & rma_cntr_flag[i]) && ep->rma_cntr[i])
+			return true;
+	return false;
+}
+
 /*
- * Under the domain lock (fi_ep_bind holds it).  The RMA event flags are
- * taken, as libfabric's providers take them whatever the endpoint's caps
- * (fabtests' ubertest binds FI_TRANSMIT | FI_READ | FI_WRITE): xshm has no
- * RMA, so they count nothing.
+ * Under the domain lock (fi_ep_bind holds it).  The RMA flags are taken
+ * whatever the endpoint's caps, as libfabric's providers take them
+ * (fabtests' ubertest binds FI_TRANSMIT | FI_READ | FI_WRITE).
  */
 int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 {
@@ -496,10 +550,7 @@ int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 	if (!cntr || !flags ||
 	    (flags & ~(FI_SEND | FI_RECV | CNTR_RMA_EVENTS)))
 		return -FI_EINVAL;
-	if (!(flags & (FI_SEND | FI_RECV)))
-		return 0;
-	if (((flags & FI_SEND) && ep->tx_cntr) ||
-	    ((flags & FI_RECV) && ep->rx_cntr))
+	if (bound_for(ep, flags))
 		return -FI_EINVAL;
 	ret = add_ep(cntr, ep);
 	if (ret)
@@ -512,16 +563,38 @@ int xshm_cntr_bind_ep(struct fid *cntr_fid, struct xshm_ep *ep, uint64_t flags)
 		ep->rx_cntr_obj = cntr;
 		ep->rx_cntr = cntr->sink;
 	}
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++) {
+		if (flags & rma_cntr_flag[i]) {
+			ep->rma_cntr_obj[i] = cntr;
+			ep->rma_cntr[i] = cntr->sink;
+		}
+	}
 	return 0;
+}
+
+/* Each counter once, whatever it was bound for. */
+static void unbind_once(struct xshm_ep *ep, struct xshm_cntr *cntr)
+{
+	if (!cntr)
+		return;
+	if (ep->tx_cntr_obj == cntr)
+		ep->tx_cntr_obj = NULL;
+	if (ep->rx_cntr_obj == cntr)
+		ep->rx_cntr_obj = NULL;
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++)
+		if (ep->rma_cntr_obj[i] == cntr)
+			ep->rma_cntr_obj[i] = NULL;
+	remove_ep(cntr, ep);
 }
 
 /* Under the domain lock, before the endpoint's region goes. */
 void xshm_cntr_unbind_ep(struct xshm_ep *ep)
 {
-	if (ep->tx_cntr_obj)
-		remove_ep(ep->tx_cntr_obj, ep);
-	if (ep->rx_cntr_obj && ep->rx_cntr_obj != ep->tx_cntr_obj)
-		remove_ep(ep->rx_cntr_obj, ep);
-	ep->tx_cntr_obj = ep->rx_cntr_obj = NULL;
+	unbind_once(ep, ep->tx_cntr_obj);
+	unbind_once(ep, ep->rx_cntr_obj);
+	for (int i = 0; i < XSHM_RMA_CNTRS; i++) {
+		unbind_once(ep, ep->rma_cntr_obj[i]);
+		ep->rma_cntr[i] = NULL;
+	}
 	ep->tx_cntr = ep->rx_cntr = NULL;
 }

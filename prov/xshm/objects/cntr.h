@@ -26,6 +26,10 @@ void xshm_cntr_unbind_ep(struct xshm_ep *ep);
 /* Under the domain lock: drives the endpoints bound to the counter. */
 void xshm_cntr_progress(struct xshm_cntr *cntr);
 int xshm_cntr_trywait(struct fid *cntr_fid);
+/* fi_mr_bind: the counter, held until released, or NULL if not domain's. */
+struct fid_peer_cntr *xshm_cntr_hold(struct fid *fid,
+				     struct xshm_domain *domain);
+void xshm_cntr_release(struct fid_peer_cntr *held);
 
 /*
  * Takes the counter behind fid for a poll set of domain (poll.c):

@@ -68,6 +68,24 @@ static struct fi_ops_domain xshm_domain_ops = {
 	.query_atomic = xshm_no_query_atomic,
 };
 
+/*
+ * Keys are the provider's unless the application asked for RMA without
+ * FI_MR_PROV_KEY (or for FI_MR_SCALABLE); addresses are virtual with
+ * FI_MR_VIRT_ADDR (or FI_MR_BASIC), else offsets into the registration.
+ * Without FI_RMA no key is ever used, and keys stay the provider's, as
+ * they were before RMA.
+ */
+static void set_mr_keys(struct xshm_domain *domain, const struct fi_info *info)
+{
+	uint64_t mode = domain->mr_mode;
+
+	domain->mr_virt_addr = mode == FI_MR_BASIC || (mode & FI_MR_VIRT_ADDR);
+	domain->mr_user_keys = mode == FI_MR_SCALABLE ||
+			       ((info->caps & FI_RMA) && mode != FI_MR_BASIC &&
+				!(mode & FI_MR_PROV_KEY));
+	xshm_mr_table_init(&domain->mr_table);
+}
+
 int xshm_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		     struct fid_domain **domain_out, void *context)
 {
@@ -85,11 +103,13 @@ int xshm_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		return -FI_ENOMEM;
 	domain->threading = info->domain_attr->threading;
 	domain->mr_mode = info->domain_attr->mr_mode;
+	set_mr_keys(domain, info);
 	/* FI_THREAD_DOMAIN: the application serialises all access for us. */
 	domain->lock.enabled = domain->threading != FI_THREAD_DOMAIN;
 	pthread_mutex_init(&domain->lock.mutex, NULL);
 	domain->fabric = fabric;
 	xshm_dlist_init(&domain->srx_imports);
+	xshm_dlist_init(&domain->eps);
 	atomic_fetch_add(&fabric->ref, 1);
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;

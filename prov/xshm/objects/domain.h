@@ -2,6 +2,7 @@
 #ifndef XSHM_DOMAIN_H
 #define XSHM_DOMAIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rdma/fabric.h>
@@ -9,6 +10,7 @@
 
 #include "base/list.h"
 #include "base/lock.h"
+#include "mr/mr_table.h"
 #include "peer/peer.h"
 
 struct xshm_fabric {
@@ -23,14 +25,18 @@ struct xshm_domain {
 	enum fi_threading threading;
 	uint64_t mr_mode;
 	_Atomic int ref;
-	uint64_t next_mr_key;
+	struct xshm_mr_table mr_table;	/* under lock */
+	bool mr_user_keys;		/* keys are the application's */
+	bool mr_virt_addr;		/* RMA names virtual addresses */
 	struct xshm_dlist srx_imports;	/* fi_srx_context fids not closed yet */
 	struct xshm_peers peers;	/* the endpoints it talks to (peer/) */
+	struct xshm_dlist eps;		/* of struct xshm_ep, by domain_link */
 };
 
 struct xshm_mr {
 	struct fid_mr mr_fid;
 	struct xshm_domain *domain;
+	struct xshm_mr_entry entry;	/* in domain->mr_table */
 };
 
 int xshm_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

@@ -16,6 +16,7 @@
 #include "base/params.h"
 #include "base/provider.h"
 #include "data/ack.h"
+#include "data/rma.h"
 #include "data/recv.h"
 #include "data/send.h"
 #include "objects/cntr.h"
@@ -210,6 +211,7 @@ static int xshm_ep_close(struct fid *fid)
 	xshm_lock_acquire(&ep->domain->lock);
 	ep->closing = true;
 	xshm_tx_abort_all(ep);
+	xshm_rma_close(ep);
 	xshm_ack_close(ep);
 	/* Before the SRX goes: messages still arriving give back its entries. */
 	xshm_rx_abort_all(ep);
@@ -220,6 +222,7 @@ static int xshm_ep_close(struct fid *fid)
 	if (ep->rx_cq_obj && ep->rx_cq_obj != ep->tx_cq_obj)
 		xshm_cq_remove_ep(ep->rx_cq_obj, ep);
 	xshm_cntr_unbind_ep(ep);
+	xshm_dlist_remove(&ep->domain_link);
 	if (ep->av) {
 		xshm_peers_release_spares(&ep->domain->peers, ep);
 		xshm_av_remove_ep(ep->av, ep);
@@ -444,6 +447,8 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	xshm_dlist_init(&ep->rx_active);
 	xshm_dlist_init(&ep->tx_wait_ack);
 	xshm_dlist_init(&ep->acks_out);
+	xshm_dlist_init(&ep->rma_queue);
+	xshm_dlist_init(&ep->rma_replies);
 	xshm_doorbell_init(&ep->doorbell);
 	ep->large_sent.dest = FI_ADDR_NOTAVAIL;
 	if (init_address(ep, info) ||
@@ -458,6 +463,10 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.cm = &xshm_cm_ops;
 	ep->ep_fid.msg = &xshm_msg_ops;
 	ep->ep_fid.tagged = &xshm_tagged_ops;
+	ep->ep_fid.rma = &xshm_rma_ops;
+	xshm_lock_acquire(&domain->lock);
+	xshm_dlist_append(&domain->eps, &ep->domain_link);
+	xshm_lock_release(&domain->lock);
 	atomic_fetch_add(&domain->ref, 1);
 	*ep_out = &ep->ep_fid;
 	return 0;

@@ -13,6 +13,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "base/addr.h"
@@ -33,6 +34,15 @@
 #define XSHM_PATH_CHOICES	16	/* receivers' path choices it keeps */
 #define XSHM_PATH_TIMED		32	/* timed sends it awaits reports of */
 
+/* ep->rma_cntr: the counters of RMA, by what they count */
+enum {
+	XSHM_CNTR_WRITE,	/* FI_WRITE: writes initiated */
+	XSHM_CNTR_READ,		/* FI_READ: reads initiated */
+	XSHM_CNTR_REMOTE_WRITE,	/* FI_REMOTE_WRITE: writes into its memory */
+	XSHM_CNTR_REMOTE_READ,	/* FI_REMOTE_READ: reads of its memory */
+	XSHM_RMA_CNTRS
+};
+
 struct xshm_av;
 struct xshm_cntr;
 struct xshm_cq;
@@ -42,6 +52,7 @@ struct xshm_srx_view;
 struct xshm_ep {
 	struct fid_ep ep_fid;
 	struct xshm_domain *domain;
+	struct xshm_dlist domain_link;	/* in domain->eps */
 	uint64_t caps;
 	uint64_t tx_op_flags;
 	uint64_t rx_op_flags;
@@ -58,6 +69,8 @@ struct xshm_ep {
 	struct fid_peer_cntr *rx_cntr;
 	struct xshm_cntr *tx_cntr_obj;
 	struct xshm_cntr *rx_cntr_obj;
+	struct fid_peer_cntr *rma_cntr[XSHM_RMA_CNTRS];
+	struct xshm_cntr *rma_cntr_obj[XSHM_RMA_CNTRS];
 	struct xshm_doorbell doorbell;	/* opened when the endpoint may sleep */
 	struct xshm_srx *own_srx;
 	struct fid_peer_srx *srx;	/* receive path (own SRX or owner's) */
@@ -83,6 +96,8 @@ struct xshm_ep {
 	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
 	uint32_t next_ack_id;
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
+	struct xshm_dlist rma_queue;	/* RMA not all pushed (data/rma_send.c) */
+	struct xshm_dlist rma_replies;	/* reads answered in cells (rma_reply.c) */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint32_t split_gen;		/* of the last split copy (data/rts.c) */
 	/* the pages under its latest large send and receive (large_path.c) */
@@ -139,6 +154,7 @@ int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **ep, void *context);
 extern struct fi_ops_msg xshm_msg_ops;
 extern struct fi_ops_tagged xshm_tagged_ops;
+extern struct fi_ops_rma xshm_rma_ops;
 
 /*
  * The slot of ep->spares for a spare of peer's pool, and whether it holds
@@ -183,7 +199,9 @@ static inline bool xshm_ep_waits_on_peers(const struct xshm_ep *ep)
 	return !xshm_dlist_empty(&ep->tx_queue) ||
 	       !xshm_dlist_empty(&ep->tx_wait_ack) ||
 	       !xshm_dlist_empty(&ep->acks_out) ||
-	       !xshm_dlist_empty(&ep->rx_active);
+	       !xshm_dlist_empty(&ep->rx_active) ||
+	       !xshm_dlist_empty(&ep->rma_queue) ||
+	       !xshm_dlist_empty(&ep->rma_replies);
 }
 
 #endif

@@ -15,7 +15,10 @@
 				 FI_MATCH_COMPLETE | FI_MORE)
 #define XSHM_RX_OP_FLAGS	(FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
 #define XSHM_PRIMARY_CAPS	(FI_MSG | FI_TAGGED)
-#define XSHM_SECONDARY_CAPS	(FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV)
+#define XSHM_SECONDARY_CAPS	(FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV | \
+				 FI_RMA_EVENT)
+#define XSHM_RMA_ROLES		(FI_READ | FI_WRITE | FI_REMOTE_READ | \
+				 FI_REMOTE_WRITE)
 
 static bool name_matches(const char *hint, const char *name)
 {
@@ -77,7 +80,7 @@ static bool tx_ok(const struct fi_tx_attr *attr)
 	       attr->inject_size <= ours->inject_size &&
 	       attr->size <= ours->size &&
 	       attr->iov_limit <= ours->iov_limit &&
-	       attr->rma_iov_limit == 0;
+	       attr->rma_iov_limit <= 1;
 }
 
 static bool rx_ok(const struct fi_rx_attr *attr)
@@ -106,19 +109,24 @@ static bool hints_ok(const struct fi_info *hints)
 }
 
 /*
- * Primary capabilities as requested (all when none are), FI_SEND/FI_RECV
- * both unless one is asked for, secondary capabilities that cost something
- * and named AVs (FI_SHARED_AV) only when requested.
+ * Primary capabilities as requested (messages when none are: RMA only when
+ * asked for, so that applications that never ask see what they saw before
+ * it), FI_SEND/FI_RECV both unless one is asked for, the roles of RMA all
+ * unless some are, secondary capabilities that cost something and named
+ * AVs (FI_SHARED_AV) only when requested.
  */
 static uint64_t choose_caps(uint64_t requested)
 {
-	uint64_t caps = requested & XSHM_PRIMARY_CAPS;
+	uint64_t caps = requested & (XSHM_PRIMARY_CAPS | FI_RMA);
 
 	if (!caps)
 		caps = XSHM_PRIMARY_CAPS;
 	caps |= requested & (FI_SEND | FI_RECV);
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
+	if (caps & FI_RMA)
+		caps |= requested & XSHM_RMA_ROLES ?
+			requested & XSHM_RMA_ROLES : XSHM_RMA_ROLES;
 	return caps | (requested & (XSHM_SECONDARY_CAPS | FI_SHARED_AV)) |
 	       FI_LOCAL_COMM;
 }
@@ -224,14 +232,26 @@ static int set_addresses(struct fi_info *info, const char *node,
 	return info->src_addr ? 0 : -FI_ENOMEM;
 }
 
-static uint64_t choose_mr_mode(uint32_t version, const struct fi_info *hints)
+/*
+ * Registrations work in every mode: with FI_RMA, xshm takes on what the
+ * application allows of FI_MR_VIRT_ADDR and FI_MR_PROV_KEY, as libfabric's
+ * shm does (fabtests and MPI libraries ask for both), and otherwise names
+ * ranges by offset with the application's keys.  Without FI_RMA nothing
+ * is asked of it, as before RMA.
+ */
+static uint64_t choose_mr_mode(uint32_t version, const struct fi_info *hints,
+			       uint64_t caps)
 {
 	int hinted = hints && hints->domain_attr ? hints->domain_attr->mr_mode : 0;
 
 	/* Applications still speaking the pre-1.5 modes get them echoed. */
 	if (hinted == FI_MR_BASIC || hinted == FI_MR_SCALABLE)
 		return hinted;
-	return version < FI_VERSION(1, 5) ? FI_MR_SCALABLE : 0;
+	if (version < FI_VERSION(1, 5))
+		return FI_MR_SCALABLE;
+	if (!(caps & FI_RMA))
+		return 0;
+	return hinted & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY);
 }
 
 static void apply_hints(struct fi_info *info, uint32_t version,
@@ -243,7 +263,9 @@ static void apply_hints(struct fi_info *info, uint32_t version,
 	info->caps = caps;
 	info->tx_attr->caps = caps & XSHM_TX_CAPS;
 	info->rx_attr->caps = caps & XSHM_RX_CAPS;
-	info->domain_attr->mr_mode = choose_mr_mode(version, hints);
+	info->domain_attr->mr_mode = choose_mr_mode(version, hints, caps);
+	if (caps & FI_RMA)
+		info->tx_attr->rma_iov_limit = 1;
 	if (dom && dom->threading != FI_THREAD_UNSPEC)
 		info->domain_attr->threading = dom->threading;
 	if (dom && dom->control_progress != FI_PROGRESS_UNSPEC)

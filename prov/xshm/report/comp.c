@@ -27,16 +27,36 @@ static void report_err(struct fid_peer_cq *cq, struct fid_peer_cntr *cntr,
 		cntr->owner_ops->incerr(cntr);
 }
 
+/* Sends count on the FI_SEND counter, RMA on FI_WRITE's or FI_READ's. */
+static struct fid_peer_cntr *tx_cntr_of(struct xshm_ep *ep, uint64_t flags)
+{
+	if (!(flags & FI_RMA))
+		return ep->tx_cntr;
+	return ep->rma_cntr[flags & FI_READ ? XSHM_CNTR_READ : XSHM_CNTR_WRITE];
+}
+
 void xshm_report_tx(struct xshm_ep *ep, void *context, uint64_t flags,
 		    bool cq_entry)
 {
-	report(ep->tx_cq, ep->tx_cntr, context, flags, 0, NULL, 0, 0,
+	report(ep->tx_cq, tx_cntr_of(ep, flags), context, flags, 0, NULL, 0, 0,
 	       FI_ADDR_NOTAVAIL, cq_entry);
 }
 
 void xshm_report_tx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err)
 {
-	report_err(ep->tx_cq, ep->tx_cntr, err);
+	report_err(ep->tx_cq, tx_cntr_of(ep, err->flags), err);
+}
+
+void xshm_report_rma_target(struct xshm_ep *ep, uint64_t flags, size_t len,
+			    uint64_t data, fi_addr_t src, bool cq_entry)
+{
+	int kind = flags & FI_REMOTE_READ ? XSHM_CNTR_REMOTE_READ :
+					    XSHM_CNTR_REMOTE_WRITE;
+
+	if (!(ep->caps & FI_SOURCE))
+		src = FI_ADDR_NOTAVAIL;
+	report(ep->rx_cq, ep->rma_cntr[kind], NULL, flags, len, NULL, data, 0,
+	       src, cq_entry);
 }
 
 void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,

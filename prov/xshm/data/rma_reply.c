@@ -1,0 +1,176 @@
+/*
+ * Reads without a single copy: the target copies the range out at once (the
+ * registration may go before the initiator's ring has room) and pushes it
+ * into the initiator's ring as XSHM_OP_READ_DATA cells, a piece in each or
+ * naming a bounce buffer of the initiator's it borrowed and filled, then
+ * acks; the initiator copies each piece into the read's buffers and gives
+ * the buffers back.
+ */
+#include <stdlib.h>
+
+#include "data/rma.h"
+#include "av/av.h"
+#include "base/iov.h"
+#include "base/list.h"
+#include "base/provider.h"
+#include "data/ack.h"
+#include "data/buf_return.h"
+#include "data/control.h"
+#include "objects/domain.h"
+#include "objects/ep.h"
+#include "peer/peer.h"
+#include "shm/copy.h"
+#include "shm/layout.h"
+#include "shm/pool.h"
+#include "shm/region.h"
+
+struct xshm_rma_reply {
+	struct xshm_dlist link;
+	uint64_t ep_id;			/* the initiator */
+	uint32_t ack_id;		/* its read */
+	size_t len;
+	size_t sent;
+	unsigned char data[];
+};
+
+int xshm_rma_reply_start(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
+			 const struct iovec *iov, size_t count, size_t len)
+{
+	struct xshm_rma_reply *reply = malloc(sizeof(*reply) + len);
+
+	if (!reply)
+		return -FI_ENOMEM;
+	reply->ep_id = ep_id;
+	reply->ack_id = ack_id;
+	reply->len = len;
+	reply->sent = 0;
+	xshm_iov_copy_from(reply->data, iov, count, 0, len);
+	xshm_dlist_append(&ep->rma_replies, &reply->link);
+	xshm_rma_reply_progress(ep);
+	return 0;
+}
+
+/*
+ * Pushes the next piece of reply: in a buffer borrowed from the
+ * initiator's pool when more than a cell holds is left and one is free,
+ * else in the cell.  False when the initiator's ring is full.
+ */
+static bool push_piece(struct xshm_ep *ep, struct xshm_region *initiator,
+		       struct xshm_rma_reply *reply)
+{
+	size_t left = reply->len - reply->sent;
+	struct xshm_control cell = {
+		.op = XSHM_OP_READ_DATA, .proto = XSHM_PROTO_INLINE,
+		.tag = reply->sent, .msg_size = reply->len,
+		.ack_id = reply->ack_id,
+		.payload = reply->data + reply->sent,
+		.payload_len = (uint32_t) (left < XSHM_INLINE_MAX ?
+					   left : XSHM_INLINE_MAX),
+	};
+	size_t in_buf = left < initiator->pool.buf_size ?
+			left : initiator->pool.buf_size;
+	bool buffered = left > XSHM_INLINE_MAX &&
+			!xshm_pool_alloc(&initiator->pool, ep->addr.ep_id,
+					 &cell.buf_index);
+
+	if (buffered) {
+		xshm_copy(xshm_pool_buf(&initiator->pool, cell.buf_index),
+			  reply->data + reply->sent, in_buf);
+		cell.proto = XSHM_PROTO_BUF;
+		cell.payload_len = 0;
+	}
+	if (!xshm_control_push(ep, initiator, &cell)) {
+		if (buffered)
+			xshm_pool_free(&initiator->pool, cell.buf_index,
+				       ep->addr.ep_id);
+		return false;
+	}
+	reply->sent += buffered ? in_buf : cell.payload_len;
+	return true;
+}
+
+/* True once all of reply is pushed, or its initiator is gone. */
+static bool push_reply(struct xshm_ep *ep, struct xshm_rma_reply *reply)
+{
+	struct xshm_region *initiator =
+		xshm_peer_sender_region(&ep->domain->peers, reply->ep_id);
+
+	if (!initiator || !xshm_region_is_open(initiator))
+		return true;
+	while (reply->sent < reply->len)
+		if (!push_piece(ep, initiator, reply))
+			return false;
+	xshm_ack_send(ep, reply->ep_id, reply->ack_id, 0);
+	return true;
+}
+
+void xshm_rma_reply_progress(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->rma_replies)) {
+		struct xshm_rma_reply *reply = xshm_container_of(
+			ep->rma_replies.next, struct xshm_rma_reply, link);
+
+		if (!push_reply(ep, reply))
+			return;
+		xshm_dlist_remove(&reply->link);
+		free(reply);
+	}
+}
+
+/*
+ * Where a data cell's bytes are, chunk_len of them: in the cell, or in a
+ * buffer of ours the target holds; NULL when neither holds up.
+ */
+static const void *data_of(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			   const struct xshm_cmd *shared)
+{
+	const struct xshm_pool_ref *pool = &ep->region.pool;
+
+	if (cmd->proto == XSHM_PROTO_INLINE)
+		return cmd->chunk_len <= XSHM_INLINE_MAX ? shared->data : NULL;
+	if (cmd->proto != XSHM_PROTO_BUF || cmd->chunk_len ||
+	    !xshm_pool_owned_by(pool, cmd->buf_index, cmd->src_ep_id))
+		return NULL;
+	return xshm_pool_buf(pool, cmd->buf_index);
+}
+
+/* A buffered piece: the rest of the read up to a buffer's size. */
+static size_t piece_len(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			size_t total)
+{
+	size_t left = total - cmd->tag;
+
+	if (cmd->proto == XSHM_PROTO_INLINE)
+		return cmd->chunk_len;
+	return left < ep->region.pool.buf_size ? left :
+						  ep->region.pool.buf_size;
+}
+
+/* At the initiator: bytes of the read the cell's ack_id names. */
+void xshm_rma_read_data(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			const struct xshm_cmd *shared)
+{
+	struct xshm_tx_op *op = xshm_ack_waiting(ep, cmd->src_ep_id,
+						 cmd->ack_id);
+	const void *data = data_of(ep, cmd, shared);
+	size_t len;
+
+	if (!op || !data || !(op->comp_flags & FI_READ) || cmd->tag > op->total ||
+	    (len = piece_len(ep, cmd, op->total)) > op->total - cmd->tag) {
+		XSHM_WARN(FI_LOG_EP_DATA, "unexpected read data dropped\n");
+	} else {
+		xshm_iov_copy_to(op->iov, op->iov_count, cmd->tag, data, len);
+	}
+	if (cmd->proto == XSHM_PROTO_BUF && data)
+		xshm_buf_return(ep, cmd->buf_index, cmd->src_ep_id);
+}
+
+void xshm_rma_reply_close(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->rma_replies)) {
+		struct xshm_dlist *item = ep->rma_replies.next;
+
+		xshm_dlist_remove(item);
+		free(xshm_container_of(item, struct xshm_rma_reply, link));
+	}
+}

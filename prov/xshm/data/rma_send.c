@@ -1,0 +1,306 @@
+/*
+ * The initiator's side of RMA.  An operation is queued in ep->rma_queue,
+ * in posting order, and pushed as commands into the target's ring: one
+ * naming the initiator's buffers when the target copies it all (a single
+ * copy, CMA), or, for small writes and where no single copy is allowed, a
+ * write's bytes inline in as many commands as they take and a read as one
+ * command the target answers in cells.  Once pushed it waits in
+ * ep->tx_wait_ack, as acked sends do, for the target's ack: its status
+ * completes the operation, and a target that dies fails it (ack.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/rma.h"
+#include "av/av.h"
+#include "base/iov.h"
+#include "base/list.h"
+#include "base/lock.h"
+#include "data/ack.h"
+#include "data/bounce_fill.h"
+#include "data/spare.h"
+#include "data/send_int.h"
+#include "objects/domain.h"
+#include "objects/ep.h"
+#include "peer/peer.h"
+#include "report/comp.h"
+#include "shm/doorbell.h"
+#include "shm/layout.h"
+#include "shm/pool.h"
+#include "shm/proc.h"
+#include "shm/ring.h"
+
+static ssize_t check_rma(const struct xshm_ep *ep, const struct iovec *iov,
+			 size_t count, uint64_t flags, size_t *total)
+{
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!(ep->caps & FI_RMA))
+		return -FI_EOPNOTSUPP;
+	if (xshm_check_iov(iov, count, ep->tx_iov_limit))
+		return -FI_EINVAL;
+	*total = xshm_iov_total(iov, count);
+	if (*total > XSHM_MAX_MSG_SIZE)
+		return -FI_EMSGSIZE;
+	if ((flags & FI_INJECT) && *total > XSHM_INJECT_SIZE)
+		return -FI_EMSGSIZE;
+	return 0;
+}
+
+/* Small operations go inline: a system call costs more than their copy. */
+static bool takes_single_copy(const struct xshm_ep *ep,
+			      const struct xshm_peer *peer, size_t total)
+{
+	return total > XSHM_RMA_INLINE_MAX && ep->scopy &&
+	       (peer->region.hdr->features & XSHM_FEATURE_PULL);
+}
+
+static struct xshm_rma_op *new_op(struct xshm_ep *ep,
+				  struct xshm_peer *peer, uint8_t kind,
+				  const struct iovec *iov, size_t count,
+				  size_t total, uint64_t flags)
+{
+	bool inject = flags & FI_INJECT;
+	struct xshm_rma_op *op = calloc(1, sizeof(*op) + (inject ? total : 0));
+
+	if (!op)
+		return NULL;
+	op->tx.op = kind;
+	op->tx.dest_ep_id = peer->ep_id;
+	op->tx.dest_owner = peer->owner;
+	op->tx.total = total;
+	op->tx.fence = flags & FI_FENCE;
+	op->tx.ack_id = xshm_ack_new_id(ep);
+	op->tx.comp_flags = FI_RMA | (kind == XSHM_OP_WRITE ? FI_WRITE : FI_READ);
+	op->tx.cq_entry = flags & FI_COMPLETION;
+	if (flags & FI_REMOTE_CQ_DATA)
+		op->tx.cmd_flags = XSHM_CMD_REMOTE_CQ_DATA;
+	op->single_copy = takes_single_copy(ep, peer, total);
+	if (inject) {
+		xshm_iov_copy_from(op->inject, iov, count, 0, total);
+		op->tx.iov[0].iov_base = op->inject;
+		op->tx.iov[0].iov_len = total;
+		op->tx.iov_count = 1;
+	} else {
+		memcpy(op->tx.iov, iov, count * sizeof(*iov));
+		op->tx.iov_count = count;
+	}
+	return op;
+}
+
+ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+		      uint64_t data, void *context, uint64_t flags)
+{
+	struct xshm_peer *peer;
+	struct xshm_rma_op *op;
+	size_t total;
+	ssize_t ret = check_rma(ep, iov, count, flags, &total);
+
+	if (ret)
+		return ret;
+	xshm_lock_acquire(&ep->domain->lock);
+	ret = xshm_av_peer(ep->av, dest, &peer);
+	op = ret ? NULL : new_op(ep, peer, kind, iov, count, total, flags);
+	if (op) {
+		op->tx.dest = dest;
+		op->tx.context = context;
+		op->tx.data = data;
+		op->key = key;
+		op->addr = addr;
+		xshm_dlist_append(&ep->rma_queue, &op->tx.link);
+		xshm_rma_progress(ep);
+	} else if (!ret) {
+		ret = -FI_ENOMEM;
+	}
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+/*
+ * How the next command of op carries its bytes: all of them named for a
+ * single copy (reads: all asked for), or a write's next piece in a bounce
+ * buffer of the target's, when more than a cell holds is left, or in the
+ * cell.
+ */
+static uint8_t next_proto(const struct xshm_rma_op *op)
+{
+	if (op->single_copy)
+		return XSHM_PROTO_RTS;
+	if (op->tx.op == XSHM_OP_WRITE &&
+	    op->tx.total - op->tx.sent > XSHM_RMA_INLINE_MAX)
+		return XSHM_PROTO_BUF;
+	return XSHM_PROTO_INLINE;
+}
+
+/* The bytes the next command of op moves, as proto carries them. */
+static size_t next_len(const struct xshm_rma_op *op,
+		       const struct xshm_region *region, uint8_t proto)
+{
+	size_t left = op->tx.total - op->tx.sent;
+	size_t most = proto == XSHM_PROTO_BUF ? region->pool.buf_size :
+					       XSHM_RMA_INLINE_MAX;
+
+	if (proto == XSHM_PROTO_RTS || op->tx.op == XSHM_OP_READ)
+		return left;
+	return left < most ? left : most;
+}
+
+static void fill_src(struct xshm_rts *src, const struct xshm_rma_op *op)
+{
+	src->pid = xshm_proc_self();
+	src->iov_count = (uint32_t) op->tx.iov_count;
+	for (size_t i = 0; i < op->tx.iov_count; i++) {
+		src->iov[i].base = (uintptr_t) op->tx.iov[i].iov_base;
+		src->iov[i].len = op->tx.iov[i].iov_len;
+	}
+}
+
+/* The command moving len bytes of op from op->tx.sent on, as proto says. */
+static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+		     const struct xshm_rma_op *op, uint8_t proto, size_t len,
+		     uint32_t buf_index)
+{
+	struct xshm_rma rma = {
+		.key = op->key, .addr = op->addr,
+		.offset = op->tx.sent, .len = len,
+	};
+	bool inline_bytes = proto == XSHM_PROTO_INLINE &&
+			    op->tx.op == XSHM_OP_WRITE;
+	bool last = op->tx.sent + len == op->tx.total;
+
+	if (proto == XSHM_PROTO_RTS)
+		fill_src(&rma.src, op);
+	memcpy(cmd->data, &rma, sizeof(rma));
+	if (inline_bytes)
+		xshm_iov_copy_from(cmd->data + sizeof(rma), op->tx.iov,
+				   op->tx.iov_count, op->tx.sent, len);
+	cmd->op = op->tx.op;
+	cmd->proto = proto;
+	cmd->flags = op->tx.cmd_flags | (last ? XSHM_CMD_ACK : 0);
+	cmd->chunk_len = (uint32_t) (sizeof(rma) + (inline_bytes ? len : 0));
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = 0;
+	cmd->cq_data = op->tx.data;
+	cmd->msg_size = op->tx.total;
+	cmd->buf_index = buf_index;
+	cmd->ack_id = op->tx.ack_id;
+}
+
+/*
+ * A buffer of the target's pool holding the next len bytes of op, or
+ * false when its pool has none free.
+ */
+static bool fill_buffer(struct xshm_ep *ep, struct xshm_region *region,
+			const struct xshm_rma_op *op, size_t len,
+			uint32_t *index)
+{
+	if (xshm_spare_borrow(ep, region, index))
+		return false;
+	xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, *index),
+			 op->tx.iov, op->tx.iov_count, op->tx.sent, len);
+	return true;
+}
+
+/* Pushes the next command of op: 0, or why not, as push_op returns it. */
+static ssize_t push_next(struct xshm_ep *ep, struct xshm_peer *peer,
+			 struct xshm_rma_op *op)
+{
+	struct xshm_region *region = &peer->region;
+	uint8_t proto = next_proto(op);
+	size_t len = next_len(op, region, proto);
+	uint32_t index = 0;
+	struct xshm_cmd *cmd;
+	uint64_t pos;
+
+	if (proto == XSHM_PROTO_BUF && !fill_buffer(ep, region, op, len, &index))
+		return no_room(ep, peer);
+	cmd = xshm_ring_reserve(&region->ring, &pos);
+	if (cmd) {
+		fill_cmd(cmd, ep, op, proto, len, index);
+		if (!xshm_ring_commit(&region->ring, cmd, pos)) {
+			xshm_doorbell_ring(region);
+			op->tx.sent += len;
+			return 0;
+		}
+	}
+	/* not pushed, or skipped as stalled: pushed again later */
+	if (proto == XSHM_PROTO_BUF)
+		xshm_pool_free(&region->pool, index, ep->addr.ep_id);
+	return no_room(ep, peer);
+}
+
+/* The peer op was posted to, or why it is not there any more. */
+static int target_of(struct xshm_ep *ep, const struct xshm_rma_op *op,
+		     struct xshm_peer **peer)
+{
+	int ret = xshm_av_peer(ep->av, op->tx.dest, peer);
+
+	if (ret)
+		return ret;
+	if ((*peer)->ep_id != op->tx.dest_ep_id ||
+	    !xshm_owner_same((*peer)->owner, op->tx.dest_owner))
+		return -xshm_liveness_gone_err(op->tx.dest_owner);
+	return 0;
+}
+
+/* 0 once all of op is in the target's ring, -FI_EAGAIN, or an error. */
+static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
+{
+	struct xshm_peer *peer;
+	ssize_t ret = target_of(ep, op, &peer);
+
+	if (ret)
+		return ret;
+	do
+		ret = push_next(ep, peer, op);
+	while (!ret && op->tx.sent < op->tx.total);
+	return ret;
+}
+
+static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
+{
+	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
+		.op_context = op->tx.context, .flags = op->tx.comp_flags,
+		.err = err, .prov_errno = err,
+	});
+	free(op);
+}
+
+/* A fenced operation starts once everything before it has completed. */
+static bool fence_holds(const struct xshm_ep *ep, const struct xshm_rma_op *op)
+{
+	return op->tx.fence && (!xshm_dlist_empty(&ep->tx_wait_ack) ||
+				!xshm_dlist_empty(&ep->tx_queue));
+}
+
+void xshm_rma_progress(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->rma_queue)) {
+		struct xshm_rma_op *op = xshm_container_of(ep->rma_queue.next,
+						struct xshm_rma_op, tx.link);
+		ssize_t ret;
+
+		if (fence_holds(ep, op))
+			return;
+		ret = push_op(ep, op);
+		if (ret == -FI_EAGAIN)
+			return;
+		xshm_dlist_remove(&op->tx.link);
+		if (ret)
+			fail_op(ep, op, (int) -ret);
+		else
+			xshm_dlist_append(&ep->tx_wait_ack, &op->tx.link);
+	}
+}
+
+void xshm_rma_close(struct xshm_ep *ep)
+{
+	while (!xshm_dlist_empty(&ep->rma_queue)) {
+		struct xshm_dlist *item = ep->rma_queue.next;
+
+		xshm_dlist_remove(item);
+		free(xshm_container_of(item, struct xshm_rma_op, tx.link));
+	}
+	xshm_rma_reply_close(ep);
+}

@@ -1,0 +1,203 @@
+/*
+ * The target's side of RMA.  Every command is checked, from a private copy,
+ * before anything is touched: its shape, then key, access and the whole
+ * range of the operation against the domain's registrations
+ * (mr/mr_table.c).  Only then are the bytes moved: a single copy from or to
+ * the initiator's buffers, whose pid must be that of the region of the
+ * sender, or the bytes in the cell for a write, or cells back for a read
+ * (rma_reply.c).  The last command of an operation is acked with the
+ * status, and reports the remote events of a successful one.
+ */
+#include <string.h>
+
+#include "data/rma.h"
+#include "av/av.h"
+#include "base/iov.h"
+#include "base/provider.h"
+#include "data/ack.h"
+#include "data/buf_return.h"
+#include "mr/mr_table.h"
+#include "objects/domain.h"
+#include "objects/ep.h"
+#include "peer/peer.h"
+#include "report/comp.h"
+#include "shm/layout.h"
+#include "shm/pool.h"
+#include "shm/region.h"
+
+static bool src_valid(const struct xshm_rts *src, uint64_t total)
+{
+	uint64_t sum = 0;
+
+	if (src->iov_count > XSHM_RTS_IOV_MAX)
+		return false;
+	for (uint32_t i = 0; i < src->iov_count; i++) {
+		if (src->iov[i].len > XSHM_MAX_MSG_SIZE)
+			return false;
+		sum += src->iov[i].len;
+	}
+	return sum == total;
+}
+
+/* A write's piece, at offset in the operation, from the cell or a buffer. */
+static bool piece_valid(const struct xshm_cmd *cmd, const struct xshm_rma *rma,
+			size_t most)
+{
+	return rma->len <= most && rma->offset <= cmd->msg_size &&
+	       rma->len <= cmd->msg_size - rma->offset;
+}
+
+/* The shape of a command, before any of it is trusted. */
+static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			  const struct xshm_rma *rma)
+{
+	bool write = cmd->op == XSHM_OP_WRITE;
+
+	if (cmd->msg_size > XSHM_MAX_MSG_SIZE)
+		return false;
+	if (cmd->proto == XSHM_PROTO_BUF)
+		return write && cmd->chunk_len == sizeof(*rma) &&
+		       piece_valid(cmd, rma, ep->region.pool.buf_size) &&
+		       xshm_pool_owned_by(&ep->region.pool, cmd->buf_index,
+					  cmd->src_ep_id);
+	if (cmd->proto == XSHM_PROTO_RTS)
+		return cmd->chunk_len == sizeof(*rma) && !rma->offset &&
+		       rma->len == cmd->msg_size &&
+		       src_valid(&rma->src, cmd->msg_size);
+	if (cmd->proto != XSHM_PROTO_INLINE)
+		return false;
+	if (!write)
+		return cmd->chunk_len == sizeof(*rma) && !rma->offset &&
+		       rma->len == cmd->msg_size;
+	return cmd->chunk_len == sizeof(*rma) + rma->len &&
+	       piece_valid(cmd, rma, XSHM_RMA_INLINE_MAX);
+}
+
+static void src_iov(const struct xshm_rts *src, struct iovec *iov)
+{
+	for (uint32_t i = 0; i < src->iov_count; i++) {
+		iov[i].iov_base = (void *) (uintptr_t) src->iov[i].base;
+		iov[i].iov_len = src->iov[i].len;
+	}
+}
+
+/* One copy between the local iov and the sender's buffers named by src. */
+static int single_copy(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		       const struct xshm_rma *rma, const struct iovec *local,
+		       size_t nlocal)
+{
+	struct xshm_region *sender =
+		xshm_peer_sender_region(&ep->domain->peers, cmd->src_ep_id);
+	struct iovec remote[XSHM_RTS_IOV_MAX];
+	int ret;
+
+	if (!ep->scopy)
+		return -FI_EOPNOTSUPP;
+	if (!sender || !xshm_region_is_open(sender) ||
+	    sender->hdr->owner_pid != rma->src.pid)
+		return -FI_EHOSTUNREACH;
+	src_iov(&rma->src, remote);
+	if (cmd->op == XSHM_OP_WRITE)
+		ret = ep->scopy->pull(rma->src.pid, local, nlocal, remote,
+				      rma->src.iov_count, 0, cmd->msg_size);
+	else
+		ret = ep->scopy->push(rma->src.pid, local, nlocal, remote,
+				      rma->src.iov_count, 0, cmd->msg_size);
+	return ret ? -FI_EIO : 0;
+}
+
+/*
+ * Checks and moves the bytes of cmd; 0, a negative error, or 1 when a read
+ * is answered in cells, whose sender acks it.
+ */
+static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		 const struct xshm_rma *rma, const struct xshm_cmd *shared,
+		 const struct xshm_mr_entry **mr)
+{
+	bool write = cmd->op == XSHM_OP_WRITE;
+	uint64_t role = write ? FI_REMOTE_WRITE : FI_REMOTE_READ;
+	struct iovec local[XSHM_IOV_LIMIT];
+	size_t nlocal;
+	int ret;
+
+	/* An endpoint that did not ask to be a target is none. */
+	if ((ep->caps & (FI_RMA | role)) != (FI_RMA | role))
+		return -FI_EOPNOTSUPP;
+	ret = xshm_mr_table_resolve(&ep->domain->mr_table, rma->key, rma->addr,
+				    cmd->msg_size,
+				    write ? FI_REMOTE_WRITE : FI_REMOTE_READ,
+				    local, &nlocal, mr);
+	if (ret)
+		return ret;
+	if (cmd->proto == XSHM_PROTO_RTS)
+		return single_copy(ep, cmd, rma, local, nlocal);
+	if (write && cmd->proto == XSHM_PROTO_BUF) {
+		xshm_iov_copy_to(local, nlocal, rma->offset,
+				 xshm_pool_buf(&ep->region.pool, cmd->buf_index),
+				 rma->len);
+		return 0;
+	}
+	if (write) {
+		xshm_iov_copy_to(local, nlocal, rma->offset,
+				 shared->data + sizeof(*rma), rma->len);
+		return 0;
+	}
+	ret = xshm_rma_reply_start(ep, cmd->src_ep_id, cmd->ack_id, local,
+				   nlocal, cmd->msg_size);
+	return ret ? ret : 1;
+}
+
+/*
+ * The remote events of a completed operation (fi_cq(3), fi_cntr(3)): its
+ * endpoint's and its registration's.
+ */
+static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			  const struct xshm_mr_entry *mr)
+{
+	struct fid_peer_cntr *mr_cntr;
+	bool write = cmd->op == XSHM_OP_WRITE;
+	uint64_t flags = FI_RMA | (write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
+	bool cq_data = cmd->flags & XSHM_CMD_REMOTE_CQ_DATA;
+
+	if (cq_data)
+		flags |= FI_REMOTE_CQ_DATA;
+	xshm_report_rma_target(ep, flags, cmd->msg_size,
+			       cq_data ? cmd->cq_data : 0,
+			       xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id),
+			       cq_data);
+	mr_cntr = mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
+	if (mr_cntr)
+		mr_cntr->owner_ops->inc(mr_cntr);
+}
+
+void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			    const struct xshm_cmd *shared)
+{
+	const struct xshm_mr_entry *mr = NULL;
+	struct xshm_rma rma;
+	int ret;
+
+	if (cmd->op == XSHM_OP_READ_DATA) {
+		xshm_rma_read_data(ep, cmd, shared);
+		return;
+	}
+	if (cmd->chunk_len < sizeof(rma) || cmd->chunk_len > XSHM_INLINE_MAX) {
+		XSHM_WARN(FI_LOG_EP_DATA, "malformed RMA command dropped\n");
+		return;
+	}
+	memcpy(&rma, shared->data, sizeof(rma));
+	if (!rma_cmd_valid(ep, cmd, &rma))
+		ret = -FI_EINVAL;
+	else
+		ret = serve(ep, cmd, &rma, shared, &mr);
+	/* A buffer its sender holds goes back, whatever became of its bytes. */
+	if (cmd->proto == XSHM_PROTO_BUF &&
+	    xshm_pool_owned_by(&ep->region.pool, cmd->buf_index, cmd->src_ep_id))
+		xshm_buf_return(ep, cmd->buf_index, cmd->src_ep_id);
+	if (!(cmd->flags & XSHM_CMD_ACK))
+		return;
+	if (ret >= 0)
+		report_target(ep, cmd, mr);
+	if (ret != 1 && !ep->closing)
+		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, -ret);
+}
