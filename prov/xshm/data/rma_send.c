@@ -19,6 +19,7 @@
 #include "data/ack.h"
 #include "data/bounce_fill.h"
 #include "data/spare.h"
+#include "data/send.h"
 #include "data/send_int.h"
 #include "objects/domain.h"
 #include "objects/ep.h"
@@ -33,18 +34,9 @@
 static ssize_t check_rma(const struct xshm_ep *ep, const struct iovec *iov,
 			 size_t count, uint64_t flags, size_t *total)
 {
-	if (!ep->enabled)
-		return -FI_EOPBADSTATE;
-	if (!(ep->caps & FI_RMA))
+	if (ep->enabled && !(ep->caps & FI_RMA))
 		return -FI_EOPNOTSUPP;
-	if (xshm_check_iov(iov, count, ep->tx_iov_limit))
-		return -FI_EINVAL;
-	*total = xshm_iov_total(iov, count);
-	if (*total > XSHM_MAX_MSG_SIZE)
-		return -FI_EMSGSIZE;
-	if ((flags & FI_INJECT) && *total > XSHM_INJECT_SIZE)
-		return -FI_EMSGSIZE;
-	return 0;
+	return xshm_tx_check(ep, iov, count, flags, total);
 }
 
 /* Small operations go inline: a system call costs more than their copy. */

@@ -34,8 +34,8 @@
 #include "shm/region.h"
 #include "shm/ring.h"
 
-static ssize_t check_send(const struct xshm_ep *ep, const struct iovec *iov,
-			  size_t count, uint64_t flags, size_t *total)
+ssize_t xshm_tx_check(const struct xshm_ep *ep, const struct iovec *iov,
+		      size_t count, uint64_t flags, size_t *total)
 {
 	if (!ep->enabled)
 		return -FI_EOPBADSTATE;
@@ -273,7 +273,7 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 	struct xshm_send_path path = { 0 };
 	struct xshm_peer *peer;
 	size_t total;
-	ssize_t ret = check_send(ep, iov, count, flags, &total);
+	ssize_t ret = xshm_tx_check(ep, iov, count, flags, &total);
 
 	if (ret)
 		return ret;

@@ -42,6 +42,12 @@ struct xshm_tx_op {
 	uint32_t timed_id;		/* XSHM_CMD_TIMED: its time reported */
 	struct xshm_owner dest_owner;	/* the receiver process it was posted to */
 };
+/*
+ * What every send, and every RMA operation, checks first: the endpoint
+ * enabled, the iov, the sizes; *total: the bytes.  0 or a negative error.
+ */
+ssize_t xshm_tx_check(const struct xshm_ep *ep, const struct iovec *iov,
+		      size_t count, uint64_t flags, size_t *total);
 ssize_t xshm_send(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,
 		  size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
 		  void *context, uint64_t flags);
