@@ -16,10 +16,10 @@
 #include "base/provider.h"
 #include "data/ack.h"
 #include "data/buf_return.h"
+#include "data/rts.h"
 #include "mr/mr_table.h"
 #include "objects/domain.h"
 #include "objects/ep.h"
-#include "peer/peer.h"
 #include "report/comp.h"
 #include "shm/layout.h"
 #include "shm/pool.h"
@@ -73,30 +73,19 @@ static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	       piece_valid(cmd, rma, XSHM_RMA_INLINE_MAX);
 }
 
-static void src_iov(const struct xshm_rts *src, struct iovec *iov)
-{
-	for (uint32_t i = 0; i < src->iov_count; i++) {
-		iov[i].iov_base = (void *) (uintptr_t) src->iov[i].base;
-		iov[i].iov_len = src->iov[i].len;
-	}
-}
-
 /* One copy between the local iov and the sender's buffers named by src. */
 static int single_copy(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		       const struct xshm_rma *rma, const struct iovec *local,
 		       size_t nlocal)
 {
-	struct xshm_region *sender =
-		xshm_peer_sender_region(&ep->domain->peers, cmd->src_ep_id);
 	struct iovec remote[XSHM_RTS_IOV_MAX];
 	int ret;
 
 	if (!ep->scopy)
 		return -FI_EOPNOTSUPP;
-	if (!sender || !xshm_region_is_open(sender) ||
-	    sender->hdr->owner_pid != rma->src.pid)
+	if (!xshm_rts_sender(ep, cmd->src_ep_id, rma->src.pid))
 		return -FI_EHOSTUNREACH;
-	src_iov(&rma->src, remote);
+	xshm_rts_iov(&rma->src, remote);
 	if (cmd->op == XSHM_OP_WRITE)
 		ret = ep->scopy->pull(rma->src.pid, local, nlocal, remote,
 				      rma->src.iov_count, 0, cmd->msg_size);

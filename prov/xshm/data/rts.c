@@ -38,13 +38,25 @@
 #define SPIN_BEFORE_YIELD	4096
 #define YIELDS_PER_CHECK	1024	/* between checks that the sender runs */
 
-static size_t rts_iov(const struct xshm_rts *rts, struct iovec *iov)
+size_t xshm_rts_iov(const struct xshm_rts *rts, struct iovec *iov)
 {
 	for (uint32_t i = 0; i < rts->iov_count; i++) {
 		iov[i].iov_base = (void *) (uintptr_t) rts->iov[i].base;
 		iov[i].iov_len = rts->iov[i].len;
 	}
 	return rts->iov_count;
+}
+
+struct xshm_region *xshm_rts_sender(struct xshm_ep *ep, uint64_t sender_ep_id,
+				    int32_t pid)
+{
+	struct xshm_region *sender =
+		xshm_peer_sender_region(&ep->domain->peers, sender_ep_id);
+
+	if (!sender || !xshm_region_is_open(sender) ||
+	    sender->hdr->owner_pid != pid)
+		return NULL;
+	return sender;
 }
 
 /* Where chunk of a message of len bytes starts, and its length. */
@@ -171,16 +183,15 @@ int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 {
 	struct xshm_ep *ep = msg->ep;
 	struct iovec remote[XSHM_RTS_IOV_MAX];
-	size_t nremote = rts_iov(&msg->rts, remote);
+	size_t nremote = xshm_rts_iov(&msg->rts, remote);
 	struct xshm_region *sender;
 	uint32_t gen;
 	int ret;
 
 	if (!ep->scopy)
 		return -ENOTSUP;
-	sender = xshm_peer_sender_region(&ep->domain->peers, msg->src_ep_id);
-	if (!sender || !xshm_region_is_open(sender) ||
-	    sender->hdr->owner_pid != msg->rts.pid)
+	sender = xshm_rts_sender(ep, msg->src_ep_id, msg->rts.pid);
+	if (!sender)
 		return -ESRCH;
 	gen = ++ep->split_gen;
 	xshm_split_start(&ep->region.hdr->split, gen);
@@ -227,7 +238,7 @@ void xshm_rts_offered(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 {
 	struct xshm_tx_op *op = offered_op(ep, cmd);
 	struct iovec remote[XSHM_RTS_IOV_MAX];
-	size_t nremote = rts_iov(offer, remote);
+	size_t nremote = xshm_rts_iov(offer, remote);
 	size_t len = cmd->msg_size, nchunks = xshm_split_chunks(len);
 	struct xshm_region *receiver;
 	struct xshm_split *split;

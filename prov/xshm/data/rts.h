@@ -5,8 +5,22 @@
 
 #include "shm/layout.h"
 
+#include <stdint.h>
+#include <sys/uio.h>
+
 struct xshm_ep;
+struct xshm_region;
 struct xshm_rx_msg;
+
+/* The sender's buffers an RTS names, as an iovec; returns their count. */
+size_t xshm_rts_iov(const struct xshm_rts *rts, struct iovec *iov);
+/*
+ * The region of sender_ep_id if it is open and its owner is pid, the
+ * process an RTS names: a sender cannot point a single copy at a third
+ * process.  NULL otherwise.
+ */
+struct xshm_region *xshm_rts_sender(struct xshm_ep *ep, uint64_t sender_ep_id,
+				    int32_t pid);
 
 /*
  * Large messages named by an RTS (rts.c).  xshm_rts_copy copies len bytes
