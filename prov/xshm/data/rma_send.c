@@ -19,6 +19,7 @@
 #include "data/ack.h"
 #include "data/bounce_fill.h"
 #include "data/spare.h"
+#include "data/rts.h"
 #include "data/send.h"
 #include "data/send_int.h"
 #include "objects/domain.h"
@@ -28,7 +29,6 @@
 #include "shm/doorbell.h"
 #include "shm/layout.h"
 #include "shm/pool.h"
-#include "shm/proc.h"
 #include "shm/ring.h"
 
 static ssize_t check_rma(const struct xshm_ep *ep, const struct iovec *iov,
@@ -138,16 +138,6 @@ static size_t next_len(const struct xshm_rma_op *op,
 	return left < most ? left : most;
 }
 
-static void fill_src(struct xshm_rts *src, const struct xshm_rma_op *op)
-{
-	src->pid = xshm_proc_self();
-	src->iov_count = (uint32_t) op->tx.iov_count;
-	for (size_t i = 0; i < op->tx.iov_count; i++) {
-		src->iov[i].base = (uintptr_t) op->tx.iov[i].iov_base;
-		src->iov[i].len = op->tx.iov[i].iov_len;
-	}
-}
-
 /* The command moving len bytes of op from op->tx.sent on, as proto says. */
 static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		     const struct xshm_rma_op *op, uint8_t proto, size_t len,
@@ -162,7 +152,7 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	bool last = op->tx.sent + len == op->tx.total;
 
 	if (proto == XSHM_PROTO_RTS)
-		fill_src(&rma.src, op);
+		xshm_rts_name(&rma.src, op->tx.iov, op->tx.iov_count);
 	memcpy(cmd->data, &rma, sizeof(rma));
 	if (inline_bytes)
 		xshm_iov_copy_from(cmd->data + sizeof(rma), op->tx.iov,

@@ -38,6 +38,17 @@
 #define SPIN_BEFORE_YIELD	4096
 #define YIELDS_PER_CHECK	1024	/* between checks that the sender runs */
 
+void xshm_rts_name(struct xshm_rts *rts, const struct iovec *iov,
+		   size_t count)
+{
+	rts->pid = xshm_proc_self();
+	rts->iov_count = (uint32_t) count;
+	for (size_t i = 0; i < count; i++) {
+		rts->iov[i].base = (uintptr_t) iov[i].iov_base;
+		rts->iov[i].len = iov[i].iov_len;
+	}
+}
+
 size_t xshm_rts_iov(const struct xshm_rts *rts, struct iovec *iov)
 {
 	for (uint32_t i = 0; i < rts->iov_count; i++) {

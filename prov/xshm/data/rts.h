@@ -12,6 +12,9 @@ struct xshm_ep;
 struct xshm_region;
 struct xshm_rx_msg;
 
+/* Names the caller's buffers iov[count] in rts, with this process's pid. */
+void xshm_rts_name(struct xshm_rts *rts, const struct iovec *iov,
+		   size_t count);
 /* The sender's buffers an RTS names, as an iovec; returns their count. */
 size_t xshm_rts_iov(const struct xshm_rts *rts, struct iovec *iov);
 /*

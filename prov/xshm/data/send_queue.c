@@ -18,6 +18,7 @@
 #include "data/path.h"
 #include "data/progress.h"
 #include "data/send.h"
+#include "data/rts.h"
 #include "data/send_int.h"
 #include "data/spare.h"
 #include "objects/ep.h"
@@ -26,7 +27,6 @@
 #include "shm/layout.h"
 #include "shm/liveness.h"
 #include "shm/pool.h"
-#include "shm/proc.h"
 #include "shm/region.h"
 #include "shm/ring.h"
 
@@ -74,12 +74,7 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 		return false;
 	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_RTS, 0, sizeof(*rts));
 	rts = (struct xshm_rts *) cmd->data;
-	rts->pid = xshm_proc_self();
-	rts->iov_count = (uint32_t) op->iov_count;
-	for (size_t i = 0; i < op->iov_count; i++) {
-		rts->iov[i].base = (uintptr_t) op->iov[i].iov_base;
-		rts->iov[i].len = op->iov[i].iov_len;
-	}
+	xshm_rts_name(rts, op->iov, op->iov_count);
 	return publish(peer, op, cmd, pos, op->total);
 }
 
