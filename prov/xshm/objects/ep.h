@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -155,6 +156,11 @@ int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,
 extern struct fi_ops_msg xshm_msg_ops;
 extern struct fi_ops_tagged xshm_tagged_ops;
 extern struct fi_ops_rma xshm_rma_ops;
+extern struct fi_ops_atomic xshm_atomic_ops;
+/* fi_query_atomic (objects/atomic.c), the domain's query_atomic */
+int xshm_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		      enum fi_op op, struct fi_atomic_attr *attr,
+		      uint64_t flags);
 
 /*
  * The slot of ep->spares for a spare of peer's pool, and whether it holds
