@@ -2,13 +2,16 @@
  * Atomics' checks at the target (rma_rig.h): a bad key, a range outside
  * the registration and access not granted, each an error completion with
  * the target's memory untouched; a target without FI_ATOMIC; processes
- * updating one location at once losing no update; a target killed with
+ * updating one location at once losing no update, through one endpoint or
+ * two of one domain progressed by two threads; a target killed with
  * atomics outstanding, errors within the timeout.
  */
 #include "atomic_ref.h"
 #include "rma_rig.h"
 
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,6 +209,113 @@ START_TEST(concurrent_adds_lose_nothing)
 }
 END_TEST
 
+/*
+ * A second endpoint in x's domain, its own AV and one CQ for both
+ * directions; closed by close_second, which leaves the domain to x.
+ */
+static void open_second(struct xt_ep *y, const struct xt_ep *x)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+
+	memset(y, 0, sizeof(*y));
+	y->cfg = x->cfg;
+	XT_ASSERT_OK(fi_av_open(x->domain, &av_attr, &y->av, NULL));
+	XT_ASSERT_OK(fi_cq_open(x->domain, &cq_attr, &y->cqs[0].fid, NULL));
+	y->tx = y->rx = &y->cqs[0];
+	XT_ASSERT_OK(fi_endpoint(x->domain, x->info, &y->ep, NULL));
+	XT_ASSERT_OK(fi_ep_bind(y->ep, &y->av->fid, 0));
+	XT_ASSERT_OK(fi_ep_bind(y->ep, &y->cqs[0].fid->fid,
+				FI_TRANSMIT | FI_RECV));
+	XT_ASSERT_OK(fi_enable(y->ep));
+	y->namelen = sizeof(y->name);
+	XT_ASSERT_OK(fi_getname(&y->ep->fid, y->name, &y->namelen));
+}
+
+static void close_second(struct xt_ep *y)
+{
+	XT_ASSERT_OK(fi_close(&y->ep->fid));
+	XT_ASSERT_OK(fi_close(&y->av->fid));
+	XT_ASSERT_OK(fi_close(&y->cqs[0].fid->fid));
+}
+
+struct server {
+	struct fid_cq *cq;
+	atomic_bool *stop;
+};
+
+/* Progresses one endpoint of the target's domain until told to stop. */
+static void *server_main(void *arg)
+{
+	struct server *s = arg;
+	struct fi_cq_tagged_entry e;
+
+	while (!atomic_load(s->stop))
+		(void) fi_cq_read(s->cq, &e, 0);
+	return NULL;
+}
+
+/*
+ * Two endpoints of one domain, each progressed by a thread of its own,
+ * serve adders to one location at once: the domain's lock keeps every
+ * addition whole.
+ */
+START_TEST(threads_serving_one_domain_lose_nothing)
+{
+	struct xt_cfg cfg = xt_cfg_default();
+	struct xt_ep x, y, *eps[2] = { &x, &y };
+	struct xt_child c[2];
+	struct server srv[2];
+	pthread_t th[2];
+	atomic_bool stop = false;
+	struct fid_mr *mr;
+	uint64_t *counter = calloc(1, 64), *seen = calloc(2 * ADDS, 8);
+	bool *taken = calloc(2 * ADDS, 1);
+
+	cfg.caps = ATOMIC_CAPS;
+	cfg.mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+	cfg.shared_cq = true;
+	xt_open(&x, &cfg);
+	open_second(&y, &x);
+	XT_ASSERT_OK(fi_mr_reg(x.domain, counter, 64, ALL_ACCESS, 0, 0, 0, &mr,
+			       NULL));
+	for (int i = 0; i < 2; i++) {
+		xt_spawn(&c[i], adder_child, (void *) (uintptr_t) 1);
+		xt_exchange(eps[i], c[i].sock);
+		xt_send_u64(c[i].sock, fi_mr_key(mr));
+		xt_send_u64(c[i].sock, (uintptr_t) counter);
+	}
+	for (int i = 0; i < 2; i++) {
+		srv[i] = (struct server) { eps[i]->rx->fid, &stop };
+		XT_ASSERT(pthread_create(&th[i], NULL, server_main, &srv[i]) == 0,
+			  "pthread_create");
+	}
+	for (int i = 0; i < 2; i++) {
+		XT_ASSERT(xt_wait(c[i].sock) == T_OK, "adder %d", i);
+		xt_recv_bytes(c[i].sock, seen + i * ADDS, ADDS * 8);
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		xt_join(&c[i]);
+	}
+	XT_ASSERT(*counter == 2 * ADDS, "counter %llu, expected %d",
+		  (unsigned long long) *counter, 2 * ADDS);
+	for (size_t i = 0; i < 2 * ADDS; i++) {
+		XT_ASSERT(seen[i] < 2 * ADDS && !taken[seen[i]],
+			  "fetched %llu twice or out of range",
+			  (unsigned long long) seen[i]);
+		taken[seen[i]] = true;
+	}
+	XT_ASSERT_OK(fi_close(&mr->fid));
+	close_second(&y);
+	xt_close(&x);
+	free(counter);
+	free(seen);
+	free(taken);
+}
+END_TEST
+
 /* ---- a target that dies ---- */
 
 START_TEST(dead_target_fails_within_timeout)
@@ -246,6 +356,7 @@ static Suite *atomic_checks_suite(void)
 	tcase_add_test(checks, access_not_granted_fails_untouched);
 	tcase_add_test(checks, target_without_atomic_refuses);
 	tcase_add_test(checks, concurrent_adds_lose_nothing);
+	tcase_add_test(checks, threads_serving_one_domain_lose_nothing);
 	tcase_add_test(checks, dead_target_fails_within_timeout);
 	/* atomics are optional (XT_EXTRA) */
 	if (xt_wanted(XT_EXTRA))
