@@ -97,7 +97,7 @@ struct xshm_ep {
 	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
 	uint32_t next_ack_id;
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
-	struct xshm_dlist rma_queue;	/* RMA not all pushed (data/rma_send.c) */
+	struct xshm_dlist rma_queue;	/* RMA, atomics not pushed (rma_send.c) */
 	struct xshm_dlist rma_replies;	/* reads answered in cells (rma_reply.c) */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint32_t split_gen;		/* of the last split copy (data/rts.c) */
