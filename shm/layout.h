@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	18
+#define XSHM_LAYOUT_VERSION	19
 #define XSHM_NAME_MAX		48
 
 /*
@@ -140,6 +140,9 @@ enum {
 	XSHM_OP_READ_DATA,	/* target to initiator of read ack_id: bytes
 				   of it from offset tag, inline or in the
 				   initiator's buffer buf_index */
+	XSHM_OP_ATOMIC,		/* atomic initiator to target: a struct
+				   xshm_atomic and its operands; fetches and
+				   compares answered as XSHM_OP_READ_DATA */
 };
 
 /* Where a command's payload is. */
@@ -269,6 +272,34 @@ struct xshm_rma {
 #define XSHM_RMA_INLINE_MAX	(XSHM_INLINE_MAX - sizeof(struct xshm_rma))
 
 /*
+ * An atomic command's payload (XSHM_OP_ATOMIC): count elements of datatype
+ * (enum fi_datatype) at addr of registration key, op (enum fi_op) of kind
+ * XSHM_ATOMIC_*; then, in the same cell, count operands (none for
+ * FI_ATOMIC_READ) and, for a compare, count compare values.  The target
+ * checks it as an RMA command, applies it and, for a fetch or a compare,
+ * answers the old values in one XSHM_OP_READ_DATA cell before its ack.
+ * Every atomic travels in one cell: its operands, compare values and old
+ * values are at most XSHM_ATOMIC_MAX_BYTES each.
+ */
+enum {
+	XSHM_ATOMIC_WRITE,	/* fi_atomic */
+	XSHM_ATOMIC_FETCH,	/* fi_fetch_atomic */
+	XSHM_ATOMIC_COMPARE,	/* fi_compare_atomic */
+};
+
+struct xshm_atomic {
+	uint64_t key;
+	uint64_t addr;
+	uint8_t op;
+	uint8_t datatype;
+	uint8_t kind;
+	uint8_t reserved;
+	uint32_t count;
+};
+
+#define XSHM_ATOMIC_MAX_BYTES	960
+
+/*
  * XSHM_OP_TIMING's payload: when the receiver became ready for the timed
  * message (its previous large message done, or its receive posted late)
  * and when it completed it, CLOCK_MONOTONIC ns, and how long it spent
@@ -314,6 +345,11 @@ static_assert(XSHM_SHORT_HDR_SIZE == 32 && XSHM_SHORT_MAX == 2008,
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
 static_assert(sizeof(struct xshm_rma) == 168, "rma layout");
+static_assert(sizeof(struct xshm_atomic) == 24, "atomic layout");
+static_assert(sizeof(struct xshm_atomic) + 2 * XSHM_ATOMIC_MAX_BYTES <=
+	      XSHM_INLINE_MAX, "a compare's operands and compare values fit a cell");
+static_assert(XSHM_ATOMIC_MAX_BYTES % 32 == 0,
+	      "whole elements of every datatype, up to long double complex");
 static_assert(XSHM_BUF_TAIL_MAX <= XSHM_INLINE_MAX, "a buffer's tail fits its cell");
 static_assert(XSHM_CELLS_MSG_MAX == 6032 && XSHM_CELLS_MSG_MAX <= XSHM_BUF_SIZE,
 	      "a run of cells carries less than a bounce buffer");

@@ -148,6 +148,8 @@ void rig_start_with(struct rig *r, uint64_t access, uint64_t mr_mode,
 					 r->opts.caps };
 	xt_spawn(&r->c, target_child, &r->opts);
 	r->cfg = rma_cfg(mr_mode);
+	if (r->caps)
+		r->cfg.caps = r->caps;
 	xt_open_upto(&r->x, &r->cfg, XT_BOUND);
 	r->wc = open_cntr(r->x.domain);
 	r->rc = open_cntr(r->x.domain);

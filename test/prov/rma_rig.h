@@ -32,6 +32,7 @@ struct target_opts {
 
 struct rig {
 	struct target_opts opts;
+	uint64_t caps;		/* the initiator's; 0: rma_cfg's */
 	struct xt_cfg cfg;
 	struct xt_ep x;
 	struct fid_cntr *wc, *rc;
@@ -59,7 +60,10 @@ void target_child(int sock, void *arg);
 
 /* The target with a registration of access, FI_MR_VIRT_ADDR|FI_MR_PROV_KEY. */
 struct rig *rig_start(uint64_t access);
-/* r zeroed but for opts.caps, the target's caps (0: rma_cfg's). */
+/*
+ * r zeroed but for opts.caps, the target's caps, and caps, the
+ * initiator's (0: rma_cfg's).
+ */
 void rig_start_with(struct rig *r, uint64_t access, uint64_t mr_mode,
 		    bool progress);
 void rig_stop(struct rig *r);

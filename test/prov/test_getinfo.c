@@ -49,7 +49,7 @@ START_TEST(getinfo_caps_include_msg_tagged_send_recv)
 }
 END_TEST
 
-/* FI_RMA (issue 35) only when asked for: defaults are as before it. */
+/* FI_RMA and FI_ATOMIC (issue 35) only when asked for: defaults are as before. */
 START_TEST(getinfo_caps_exclude_rma_atomic_remote_comm)
 {
 	struct fi_info *info = default_info();
@@ -90,6 +90,27 @@ START_TEST(getinfo_rma_when_asked)
 	XT_ASSERT((info->caps & RMA_ROLES) == FI_WRITE, "asked roles only");
 	XT_ASSERT(info->domain_attr->mr_mode == 0, "mr_mode 0x%x",
 		  info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+}
+END_TEST
+
+/* With FI_ATOMIC: the roles, one target range and the modes RMA has. */
+START_TEST(getinfo_atomic_when_asked)
+{
+	struct fi_info *info = rma_info(FI_MSG | FI_ATOMIC, FT_MR_MODE);
+
+	XT_ASSERT((info->caps & (FI_ATOMIC | RMA_ROLES)) ==
+		  (FI_ATOMIC | RMA_ROLES), "caps 0x%llx",
+		  (unsigned long long)info->caps);
+	XT_ASSERT(!(info->caps & FI_RMA), "FI_RMA offered");
+	XT_ASSERT(info->tx_attr->caps & FI_ATOMIC, "tx caps");
+	XT_ASSERT(info->rx_attr->caps & FI_ATOMIC, "rx caps");
+	XT_ASSERT(info->domain_attr->mr_mode == (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY),
+		  "mr_mode 0x%x", info->domain_attr->mr_mode);
+	XT_ASSERT(info->tx_attr->rma_iov_limit == 1, "rma_iov_limit");
+	fi_freeinfo(info);
+	info = rma_info(FI_ATOMIC | FI_READ, 0);
+	XT_ASSERT((info->caps & RMA_ROLES) == FI_READ, "asked roles only");
 	fi_freeinfo(info);
 }
 END_TEST
@@ -314,7 +335,6 @@ END_TEST
 static void want_auto_progress(struct fi_info *h) { h->domain_attr->data_progress = FI_PROGRESS_AUTO; }
 static void want_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void want_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
-static void want_atomic(struct fi_info *h) { h->caps |= FI_ATOMIC; }
 static void want_remote_comm(struct fi_info *h) { h->caps |= FI_REMOTE_COMM; }
 static void want_sockaddr_in(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void want_other_fabric(struct fi_info *h) { h->fabric_attr->name = strdup("other"); }
@@ -327,7 +347,6 @@ static const struct {
 	{ "data_progress FI_PROGRESS_AUTO", want_auto_progress },
 	{ "ep_type FI_EP_MSG", want_msg_ep },
 	{ "ep_type FI_EP_DGRAM", want_dgram_ep },
-	{ "caps FI_ATOMIC", want_atomic },
 	{ "caps FI_REMOTE_COMM", want_remote_comm },
 	{ "addr_format FI_SOCKADDR_IN", want_sockaddr_in },
 	{ "fabric name \"other\"", want_other_fabric },
@@ -620,6 +639,7 @@ static Suite *getinfo_suite(void)
 		tcase_add_test(attrs, getinfo_secondary_caps_returned_when_requested);
 	if (xt_wanted(XT_XSHM)) {
 		tcase_add_test(attrs, getinfo_rma_when_asked);
+		tcase_add_test(attrs, getinfo_atomic_when_asked);
 		tcase_add_test(attrs, getinfo_no_rma_no_mr_mode);
 	}
 	tcase_add_test(attrs, getinfo_context_caps_hold_no_domain_caps);

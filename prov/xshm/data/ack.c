@@ -119,9 +119,10 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		XSHM_WARN(FI_LOG_EP_DATA, "unexpected ack %u dropped\n", ack_id);
 		return;
 	}
-	/* An RMA target's status says which check failed (rma_target.c). */
+	/* An RMA or atomic target's status says which check failed. */
 	if (status)
-		fail_waiting(ep, op, op->comp_flags & FI_RMA ? status : FI_EIO);
+		fail_waiting(ep, op, op->comp_flags & (FI_RMA | FI_ATOMIC) ?
+				     status : FI_EIO);
 	else
 		xshm_report_tx(ep, op->context, op->comp_flags, op->cq_entry);
 	xshm_dlist_remove(&op->link);

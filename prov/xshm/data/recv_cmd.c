@@ -16,6 +16,7 @@
 #include "data/path.h"
 #include "data/recv.h"
 #include "data/recv_int.h"
+#include "data/atomic.h"
 #include "data/rma.h"
 #include "data/rts.h"
 #include "objects/domain.h"
@@ -403,15 +404,20 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 			xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);
 		return cells;
 	}
-	if (xshm_rma_is_cmd(cmd.op)) {
+	if (xshm_rma_is_cmd(cmd.op) || cmd.op == XSHM_OP_ATOMIC) {
 		struct xshm_peer *initiator;
 
-		if (sender_admitted(ep, cmd.src_ep_id, &initiator))
+		if (!sender_admitted(ep, cmd.src_ep_id, &initiator)) {
+			if (cmd.proto == XSHM_PROTO_BUF &&
+			    xshm_pool_owned_by(&ep->region.pool, cmd.buf_index,
+					       cmd.src_ep_id))
+				xshm_buf_return(ep, cmd.buf_index,
+						cmd.src_ep_id);
+		} else if (cmd.op == XSHM_OP_ATOMIC) {
+			xshm_atomic_target_handle(ep, &cmd, shared);
+		} else {
 			xshm_rma_target_handle(ep, &cmd, shared);
-		else if (cmd.proto == XSHM_PROTO_BUF &&
-			 xshm_pool_owned_by(&ep->region.pool, cmd.buf_index,
-					    cmd.src_ep_id))
-			xshm_buf_return(ep, cmd.buf_index, cmd.src_ep_id);
+		}
 		return 1;
 	}
 	if (cmd.proto == XSHM_PROTO_RTS)

@@ -19,6 +19,7 @@
 
 struct xshm_ep;
 struct xshm_cmd;
+struct xshm_peer;
 
 /* An RMA operation: in ep->rma_queue, then waiting for its ack. */
 struct xshm_rma_op {
@@ -33,7 +34,11 @@ struct xshm_rma_op {
 ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
 		      uint64_t data, void *context, uint64_t flags);
+/* The queue holds atomics too (atomic.h), pushed in the same order. */
 void xshm_rma_progress(struct xshm_ep *ep);
+/* The peer tx was posted to, or why it is not there any more. */
+int xshm_rma_peer_of(struct xshm_ep *ep, const struct xshm_tx_op *tx,
+		     struct xshm_peer **peer);
 void xshm_rma_close(struct xshm_ep *ep);
 
 /* rma_target.c: a command of the ops below, from a private header copy. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "data/rma.h"
+#include "data/atomic.h"
 #include "av/av.h"
 #include "base/iov.h"
 #include "base/list.h"
@@ -212,17 +213,16 @@ static ssize_t push_next(struct xshm_ep *ep, struct xshm_peer *peer,
 	return no_room(ep, peer);
 }
 
-/* The peer op was posted to, or why it is not there any more. */
-static int target_of(struct xshm_ep *ep, const struct xshm_rma_op *op,
+int xshm_rma_peer_of(struct xshm_ep *ep, const struct xshm_tx_op *tx,
 		     struct xshm_peer **peer)
 {
-	int ret = xshm_av_peer(ep->av, op->tx.dest, peer);
+	int ret = xshm_av_peer(ep->av, tx->dest, peer);
 
 	if (ret)
 		return ret;
-	if ((*peer)->ep_id != op->tx.dest_ep_id ||
-	    !xshm_owner_same((*peer)->owner, op->tx.dest_owner))
-		return -xshm_liveness_gone_err(op->tx.dest_owner);
+	if ((*peer)->ep_id != tx->dest_ep_id ||
+	    !xshm_owner_same((*peer)->owner, tx->dest_owner))
+		return -xshm_liveness_gone_err(tx->dest_owner);
 	return 0;
 }
 
@@ -230,7 +230,7 @@ static int target_of(struct xshm_ep *ep, const struct xshm_rma_op *op,
 static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
 {
 	struct xshm_peer *peer;
-	ssize_t ret = target_of(ep, op, &peer);
+	ssize_t ret = xshm_rma_peer_of(ep, &op->tx, &peer);
 
 	if (ret)
 		return ret;
@@ -265,7 +265,9 @@ void xshm_rma_progress(struct xshm_ep *ep)
 
 		if (fence_holds(ep, op))
 			return;
-		ret = push_op(ep, op);
+		/* atomics share the queue: one order for both (atomic_send.c) */
+		ret = op->tx.op == XSHM_OP_ATOMIC ?
+		      xshm_atomic_push(ep, &op->tx) : push_op(ep, op);
 		if (ret == -FI_EAGAIN)
 			return;
 		xshm_dlist_remove(&op->tx.link);

@@ -40,13 +40,6 @@ static int xshm_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 	return -FI_ENOSYS;
 }
 
-static int xshm_no_query_atomic(struct fid_domain *domain,
-				enum fi_datatype datatype, enum fi_op op,
-				struct fi_atomic_attr *attr, uint64_t flags)
-{
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops xshm_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = xshm_domain_close,
@@ -65,14 +58,14 @@ static struct fi_ops_domain xshm_domain_ops = {
 	.poll_open = xshm_poll_open,
 	.stx_ctx = xshm_no_stx_ctx,
 	.srx_ctx = xshm_srx_context,
-	.query_atomic = xshm_no_query_atomic,
+	.query_atomic = xshm_query_atomic,
 };
 
 /*
  * Keys are the provider's unless the application asked for RMA without
  * FI_MR_PROV_KEY (or for FI_MR_SCALABLE); addresses are virtual with
  * FI_MR_VIRT_ADDR (or FI_MR_BASIC), else offsets into the registration.
- * Without FI_RMA no key is ever used, and keys stay the provider's, as
+ * Without FI_RMA or FI_ATOMIC no key is ever used, and keys stay the provider's, as
  * they were before RMA.
  */
 static void set_mr_keys(struct xshm_domain *domain, const struct fi_info *info)
@@ -81,7 +74,7 @@ static void set_mr_keys(struct xshm_domain *domain, const struct fi_info *info)
 
 	domain->mr_virt_addr = mode == FI_MR_BASIC || (mode & FI_MR_VIRT_ADDR);
 	domain->mr_user_keys = mode == FI_MR_SCALABLE ||
-			       ((info->caps & FI_RMA) && mode != FI_MR_BASIC &&
+			       ((info->caps & (FI_RMA | FI_ATOMIC)) && mode != FI_MR_BASIC &&
 				!(mode & FI_MR_PROV_KEY));
 	xshm_mr_table_init(&domain->mr_table);
 }

@@ -464,6 +464,7 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	ep->ep_fid.msg = &xshm_msg_ops;
 	ep->ep_fid.tagged = &xshm_tagged_ops;
 	ep->ep_fid.rma = &xshm_rma_ops;
+	ep->ep_fid.atomic = &xshm_atomic_ops;
 	xshm_lock_acquire(&domain->lock);
 	xshm_dlist_append(&domain->eps, &ep->domain_link);
 	xshm_lock_release(&domain->lock);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -96,7 +97,7 @@ struct xshm_ep {
 	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
 	uint32_t next_ack_id;
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
-	struct xshm_dlist rma_queue;	/* RMA not all pushed (data/rma_send.c) */
+	struct xshm_dlist rma_queue;	/* RMA, atomics not pushed (rma_send.c) */
 	struct xshm_dlist rma_replies;	/* reads answered in cells (rma_reply.c) */
 	const struct xshm_scopy *scopy;	/* single-copy engine, or NULL */
 	uint32_t split_gen;		/* of the last split copy (data/rts.c) */
@@ -155,6 +156,11 @@ int xshm_ep_open(struct fid_domain *domain, struct fi_info *info,
 extern struct fi_ops_msg xshm_msg_ops;
 extern struct fi_ops_tagged xshm_tagged_ops;
 extern struct fi_ops_rma xshm_rma_ops;
+extern struct fi_ops_atomic xshm_atomic_ops;
+/* fi_query_atomic (objects/atomic.c), the domain's query_atomic */
+int xshm_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+		      enum fi_op op, struct fi_atomic_attr *attr,
+		      uint64_t flags);
 
 /*
  * The slot of ep->spares for a spare of peer's pool, and whether it holds

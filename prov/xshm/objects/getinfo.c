@@ -109,22 +109,22 @@ static bool hints_ok(const struct fi_info *hints)
 }
 
 /*
- * Primary capabilities as requested (messages when none are: RMA only when
- * asked for, so that applications that never ask see what they saw before
- * it), FI_SEND/FI_RECV both unless one is asked for, the roles of RMA all
- * unless some are, secondary capabilities that cost something and named
+ * Primary capabilities as requested (messages when none are: RMA and
+ * atomics only when asked for, so that applications that never ask see
+ * what they saw before them), FI_SEND/FI_RECV both unless one is asked
+ * for, the roles of RMA and atomics all unless some are, secondary capabilities that cost something and named
  * AVs (FI_SHARED_AV) only when requested.
  */
 static uint64_t choose_caps(uint64_t requested)
 {
-	uint64_t caps = requested & (XSHM_PRIMARY_CAPS | FI_RMA);
+	uint64_t caps = requested & (XSHM_PRIMARY_CAPS | FI_RMA | FI_ATOMIC);
 
 	if (!caps)
 		caps = XSHM_PRIMARY_CAPS;
 	caps |= requested & (FI_SEND | FI_RECV);
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
-	if (caps & FI_RMA)
+	if (caps & (FI_RMA | FI_ATOMIC))
 		caps |= requested & XSHM_RMA_ROLES ?
 			requested & XSHM_RMA_ROLES : XSHM_RMA_ROLES;
 	return caps | (requested & (XSHM_SECONDARY_CAPS | FI_SHARED_AV)) |
@@ -233,10 +233,10 @@ static int set_addresses(struct fi_info *info, const char *node,
 }
 
 /*
- * Registrations work in every mode: with FI_RMA, xshm takes on what the
+ * Registrations work in every mode: with FI_RMA or FI_ATOMIC, xshm takes on what the
  * application allows of FI_MR_VIRT_ADDR and FI_MR_PROV_KEY, as libfabric's
  * shm does (fabtests and MPI libraries ask for both), and otherwise names
- * ranges by offset with the application's keys.  Without FI_RMA nothing
+ * ranges by offset with the application's keys.  Without either nothing
  * is asked of it, as before RMA.
  */
 static uint64_t choose_mr_mode(uint32_t version, const struct fi_info *hints,
@@ -249,7 +249,7 @@ static uint64_t choose_mr_mode(uint32_t version, const struct fi_info *hints,
 		return hinted;
 	if (version < FI_VERSION(1, 5))
 		return FI_MR_SCALABLE;
-	if (!(caps & FI_RMA))
+	if (!(caps & (FI_RMA | FI_ATOMIC)))
 		return 0;
 	return hinted & (FI_MR_VIRT_ADDR | FI_MR_PROV_KEY);
 }
@@ -264,7 +264,7 @@ static void apply_hints(struct fi_info *info, uint32_t version,
 	info->tx_attr->caps = caps & XSHM_TX_CAPS;
 	info->rx_attr->caps = caps & XSHM_RX_CAPS;
 	info->domain_attr->mr_mode = choose_mr_mode(version, hints, caps);
-	if (caps & FI_RMA)
+	if (caps & (FI_RMA | FI_ATOMIC))
 		info->tx_attr->rma_iov_limit = 1;
 	if (dom && dom->threading != FI_THREAD_UNSPEC)
 		info->domain_attr->threading = dom->threading;

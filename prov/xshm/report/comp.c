@@ -27,10 +27,13 @@ static void report_err(struct fid_peer_cq *cq, struct fid_peer_cntr *cntr,
 		cntr->owner_ops->incerr(cntr);
 }
 
-/* Sends count on the FI_SEND counter, RMA on FI_WRITE's or FI_READ's. */
+/*
+ * Sends count on the FI_SEND counter, RMA and atomics on FI_WRITE's or
+ * FI_READ's.
+ */
 static struct fid_peer_cntr *tx_cntr_of(struct xshm_ep *ep, uint64_t flags)
 {
-	if (!(flags & FI_RMA))
+	if (!(flags & (FI_RMA | FI_ATOMIC)))
 		return ep->tx_cntr;
 	return ep->rma_cntr[flags & FI_READ ? XSHM_CNTR_READ : XSHM_CNTR_WRITE];
 }

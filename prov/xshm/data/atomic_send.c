@@ -1,0 +1,176 @@
+/*
+ * The initiator's side of atomics.  Posting checks the call, copies its
+ * operands and compare values (so that every atomic is as good as
+ * injected) and queues it in ep->rma_queue behind the RMA operations
+ * posted before it; pushing it is one cell into the target's ring, after
+ * which it waits in ep->tx_wait_ack for the target's ack, whose status
+ * completes it, a fetch's old values having come first (rma_reply.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/atomic.h"
+#include "atomic/apply.h"
+#include "av/av.h"
+#include "base/iov.h"
+#include "base/list.h"
+#include "base/lock.h"
+#include "data/ack.h"
+#include "data/rma.h"
+#include "data/send_int.h"
+#include "objects/domain.h"
+#include "objects/ep.h"
+#include "peer/peer.h"
+#include "shm/doorbell.h"
+#include "shm/ring.h"
+
+size_t xshm_atomic_max_count(int kind, int op, int datatype)
+{
+	if (!xshm_atomic_supported(kind, op, datatype))
+		return 0;
+	return XSHM_ATOMIC_MAX_BYTES / xshm_atomic_type_size(datatype);
+}
+
+/* Operands are there unless a read; compare values only for compares. */
+static bool takes_src(const struct xshm_atomic_args *args)
+{
+	return args->op != FI_ATOMIC_READ;
+}
+
+static ssize_t check_iov(const struct iovec *iov, size_t count, size_t len)
+{
+	if (xshm_check_iov(iov, count, XSHM_IOV_LIMIT) ||
+	    xshm_iov_total(iov, count) != len)
+		return -FI_EINVAL;
+	return 0;
+}
+
+static ssize_t check_atomic(const struct xshm_ep *ep,
+			    const struct xshm_atomic_args *args, size_t len)
+{
+	bool fetch = args->kind != XSHM_ATOMIC_WRITE;
+
+	if (!ep->enabled)
+		return -FI_EOPBADSTATE;
+	if (!(ep->caps & FI_ATOMIC))
+		return -FI_EOPNOTSUPP;
+	if (!xshm_atomic_supported(args->kind, args->op, args->datatype))
+		return -FI_EOPNOTSUPP;
+	if (!args->count || args->count > xshm_atomic_max_count(
+			args->kind, args->op, args->datatype))
+		return -FI_EINVAL;
+	if ((takes_src(args) && check_iov(args->src, args->src_count, len)) ||
+	    (args->kind == XSHM_ATOMIC_COMPARE &&
+	     check_iov(args->cmp, args->cmp_count, len)) ||
+	    (fetch && check_iov(args->res, args->res_count, len)))
+		return -FI_EINVAL;
+	return 0;
+}
+
+static struct xshm_atomic_op *new_op(struct xshm_ep *ep,
+				     const struct xshm_peer *peer,
+				     const struct xshm_atomic_args *args,
+				     size_t len)
+{
+	bool compare = args->kind == XSHM_ATOMIC_COMPARE;
+	size_t bytes = (takes_src(args) ? len : 0) + (compare ? len : 0);
+	struct xshm_atomic_op *op = calloc(1, sizeof(*op) + bytes);
+
+	if (!op)
+		return NULL;
+	op->tx.op = XSHM_OP_ATOMIC;
+	op->tx.dest = args->dest;
+	op->tx.dest_ep_id = peer->ep_id;
+	op->tx.dest_owner = peer->owner;
+	op->tx.context = args->context;
+	op->tx.total = len;
+	op->tx.fence = args->flags & FI_FENCE;
+	op->tx.ack_id = xshm_ack_new_id(ep);
+	op->tx.comp_flags = FI_ATOMIC | (args->kind == XSHM_ATOMIC_WRITE ?
+					 FI_WRITE : FI_READ);
+	op->tx.cq_entry = args->flags & FI_COMPLETION;
+	if (args->flags & FI_REMOTE_CQ_DATA) {
+		op->tx.cmd_flags = XSHM_CMD_REMOTE_CQ_DATA;
+		op->tx.data = args->data;
+	}
+	if (args->kind != XSHM_ATOMIC_WRITE) {
+		memcpy(op->tx.iov, args->res, args->res_count * sizeof(*args->res));
+		op->tx.iov_count = args->res_count;
+	}
+	op->hdr = (struct xshm_atomic) {
+		.key = args->key, .addr = args->addr, .op = args->op,
+		.datatype = args->datatype, .kind = args->kind,
+		.count = (uint32_t) args->count,
+	};
+	op->len = bytes;
+	if (takes_src(args))
+		xshm_iov_copy_from(op->bytes, args->src, args->src_count, 0, len);
+	if (compare)
+		xshm_iov_copy_from(op->bytes + bytes - len, args->cmp,
+				   args->cmp_count, 0, len);
+	return op;
+}
+
+ssize_t xshm_atomic_post(struct xshm_ep *ep,
+			 const struct xshm_atomic_args *args)
+{
+	size_t len = args->count * xshm_atomic_type_size(args->datatype);
+	struct xshm_atomic_op *op;
+	struct xshm_peer *peer;
+	ssize_t ret = check_atomic(ep, args, len);
+
+	if (ret)
+		return ret;
+	xshm_lock_acquire(&ep->domain->lock);
+	ret = xshm_av_peer(ep->av, args->dest, &peer);
+	op = ret ? NULL : new_op(ep, peer, args, len);
+	if (op) {
+		xshm_dlist_append(&ep->rma_queue, &op->tx.link);
+		xshm_rma_progress(ep);
+	} else if (!ret) {
+		ret = -FI_ENOMEM;
+	}
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+		     const struct xshm_atomic_op *op)
+{
+	memcpy(cmd->data, &op->hdr, sizeof(op->hdr));
+	memcpy(cmd->data + sizeof(op->hdr), op->bytes, op->len);
+	cmd->op = XSHM_OP_ATOMIC;
+	cmd->proto = XSHM_PROTO_INLINE;
+	cmd->flags = op->tx.cmd_flags | XSHM_CMD_ACK;
+	cmd->chunk_len = (uint32_t) (sizeof(op->hdr) + op->len);
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = 0;
+	cmd->cq_data = op->tx.data;
+	cmd->msg_size = op->tx.total;
+	cmd->buf_index = 0;
+	cmd->ack_id = op->tx.ack_id;
+}
+
+ssize_t xshm_atomic_push(struct xshm_ep *ep, struct xshm_tx_op *tx)
+{
+	struct xshm_atomic_op *op = xshm_container_of(tx, struct xshm_atomic_op,
+						      tx);
+	struct xshm_peer *peer;
+	struct xshm_cmd *cmd;
+	uint64_t pos;
+	ssize_t ret = xshm_rma_peer_of(ep, tx, &peer);
+
+	if (ret)
+		return ret;
+	cmd = xshm_ring_reserve(&peer->region.ring, &pos);
+	if (cmd) {
+		fill_cmd(cmd, ep, op);
+		if (!xshm_ring_commit(&peer->region.ring, cmd, pos)) {
+			xshm_doorbell_ring(&peer->region);
+			tx->sent = tx->total;
+			return 0;
+		}
+	}
+	/* not pushed, or skipped as stalled: pushed again later */
+	return no_room(ep, peer);
+}
