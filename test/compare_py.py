@@ -2,8 +2,9 @@
 """Unit tests of test/bench/compare.py's arithmetic: the medians and ratios of
 the two providers, the per-repetition pair ratios, the targets and whether
 they are met, the B/us steps and their CLIFF mark, the copy floor tables, the
-near/far placement split, the ring_floor table and the split of the rows
-between the anchors (libfabric 1.17 and 2.6).  Synthetic rows only; no
+near/far placement split, the ring_floor table, the split of the rows
+between the anchors (libfabric 1.17 and 2.6) and the RMA and atomic modes
+(their command lines, targets and 'unsupported' rows).  Synthetic rows only; no
 benchmark runs and no plot."""
 import argparse
 import contextlib
@@ -264,6 +265,50 @@ class FloorVsLatency(unittest.TestCase):
         self.assertAlmostEqual(got[1][3], 1.2)
         self.assertEqual(got[1][4:], (1.3, True))
         self.assertEqual(got[3][3:], (None, 1.3, None))
+
+
+class Rma(unittest.TestCase):
+    ARGV = argparse.Namespace(max_point_ms=200, yield_cpu=False, mean=False, bind=True,
+                              huge=True, rewrite=True, read=True, rma_sizes="8,1M")
+
+    def test_targets_against_2_6_only(self):
+        got = [(compare.target_for(b, 8, "1.17"), compare.target_for(b, MIB, "2.6"))
+               for b in ("rma_write_lat", "rma_read_bw", "atomic_lat", "atomic_rate")]
+        self.assertEqual(got, [(None, 0.8), (None, 1.2), (None, 0.8), (None, 1.2)])
+
+    def test_argv_of_a_mode_with_sizes_and_buffer_flags_for_messages_left_out(self):
+        argv = compare.bench_argv(self.ARGV, "rma_read_bw", ["xshm", "shm"])
+        self.assertEqual(os.path.basename(argv[0]), "rma")
+        self.assertEqual(argv[1:], ["-m", "read_bw", "-p", "xshm,shm", "-r", "1", "-t",
+                                    "200", "-b", "-H", "-s", "8,1M"])
+
+    def test_atomics_at_their_default_size(self):
+        argv = compare.bench_argv(self.ARGV, "atomic_rate", ["xshm", "shm"])
+        self.assertEqual(argv[1:3], ["-m", "atomic_rate"])
+        self.assertNotIn("-s", argv)
+
+    def test_unsupported_rows_noted_not_measured(self):
+        class Runner:
+            unsupported = set()
+
+            def run(self, argv, what, env=None):
+                return ["xshm 8 0 unsupported", "shm 8 0 0.5"]
+
+        runner, raw = Runner(), []
+        args = argparse.Namespace(provs=["xshm", "shm"], anchors=["1.17"], reps=1,
+                                  **vars(self.ARGV))
+        with contextlib.redirect_stderr(io.StringIO()):
+            compare.measure(args, runner, ["atomic_lat"], raw)
+        self.assertEqual([(r["provider"], r["value"]) for r in raw], [("shm", 0.5)])
+        self.assertEqual(runner.unsupported, {("atomic_lat", "1.17", "xshm")})
+        r = compare.summarize(ARGS, "atomic_lat", raw)[0]
+        self.assertEqual((r["median_shm"], r["ratio"], r["met"]), (0.5, None, None))
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            compare.print_unsupported(BOTH, "atomic_lat", runner.unsupported |
+                                      {("atomic_lat", "2.6", "shm")})
+        self.assertEqual(out.getvalue(),
+                         "# atomic_lat: not supported by shm-2.6, xshm on 1.17\n")
 
 
 if __name__ == "__main__":

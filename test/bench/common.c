@@ -5,6 +5,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -209,25 +210,40 @@ int bench_scaled(int iters, size_t size, size_t from, int at_least)
 
 /* ---- setup ---- */
 
-static struct fi_info *get_info(const char *prov, size_t max_size)
+static int try_info(const struct bench *b, const char *prov, uint64_t caps,
+		    struct fi_info **info)
 {
-	struct fi_info *hints = fi_allocinfo(), *info;
+	struct fi_info *hints = fi_allocinfo();
 	int rc;
 
 	if (!hints)
 		bench_die("fi_allocinfo failed");
 	hints->fabric_attr->prov_name = strdup(prov);
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED;
+	hints->caps = caps;
 	hints->mode = 0;
-	hints->domain_attr->mr_mode = 0;
+	hints->domain_attr->mr_mode = (int)b->mr_mode;
 	/* One thread per process drives each domain, as MPI's OFI layers ask. */
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
-	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, info);
+	fi_freeinfo(hints);
+	return rc;
+}
+
+/* With b->caps_if_any when the provider has them, else without. */
+static struct fi_info *get_info(const struct bench *b, const char *prov, size_t max_size)
+{
+	uint64_t caps = FI_TAGGED | b->caps;
+	struct fi_info *info;
+	int rc = -FI_ENODATA;
+
+	if (b->caps_if_any)
+		rc = try_info(b, prov, caps | b->caps_if_any, &info);
+	if (rc)
+		rc = try_info(b, prov, caps, &info);
 	if (rc)
 		bench_die("provider %s: fi_getinfo: %s (%d)%s", prov, fi_strerror(-rc), rc,
 			  getenv("FI_PROVIDER_PATH") ? "" : " (FI_PROVIDER_PATH is not set)");
-	fi_freeinfo(hints);
 	if (max_size > info->ep_attr->max_msg_size)
 		bench_die("provider %s: size %zu exceeds max_msg_size %zu", prov, max_size,
 			  info->ep_attr->max_msg_size);
@@ -239,7 +255,7 @@ static void open_ctx(struct bench *b, struct bench_ctx *c, size_t max_size)
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .size = b->cq_size };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .count = (size_t)b->nprocs };
 
-	c->info = get_info(c->prov, max_size);
+	c->info = get_info(b, c->prov, max_size);
 	bench_check(fi_fabric(c->info->fabric_attr, &c->fabric, NULL), "fi_fabric");
 	bench_check(fi_domain(c->fabric, c->info, &c->domain, NULL), "fi_domain");
 	bench_check(fi_av_open(c->domain, &av_attr, &c->av, NULL), "fi_av_open");
@@ -317,6 +333,14 @@ void bench_bcast(struct bench *b, void *buf, size_t len)
 			write_all(b->sock[r], buf, len);
 	else
 		read_all(b->sock[0], buf, len);
+}
+
+void bench_to_root(struct bench *b, int from, void *buf, size_t len)
+{
+	if (b->rank == 0)
+		read_all(b->sock[from], buf, len);
+	else if (b->rank == from)
+		write_all(b->sock[0], buf, len);
 }
 
 static void insert(struct bench_ctx *c, int rank, const void *name)
@@ -437,7 +461,7 @@ void bench_start(struct bench *b, const char *name, const struct bench_opts *o, 
 	for (int p = 0; p < o->nprov; p++) {
 		b->ctx[p].prov = o->provs[p];
 		/* fail here, once, if a provider is unusable */
-		fi_freeinfo(get_info(o->provs[p], max));
+		fi_freeinfo(get_info(b, o->provs[p], max));
 	}
 	fflush(stdout);
 	for (int r = 1; r < nprocs; r++) {
@@ -539,7 +563,8 @@ static ssize_t poll_cq(struct bench *b, struct bench_ctx *c)
 		cq_error(c);
 	bench_check((int)rc, "fi_cq_read");
 	for (ssize_t i = 0; i < rc; i++) {
-		if (e[i].flags & FI_SEND) {
+		/* what this side initiated: a send, an RMA or an atomic */
+		if (e[i].flags & (FI_SEND | FI_READ | FI_WRITE)) {
 			c->nsent++;
 			if (e[i].op_context)	/* its slot's flag in tx_busy */
 				*(unsigned char *)e[i].op_context = 0;
@@ -676,14 +701,14 @@ double bench_median(double *v, int n)
  * a point is not spoilt by the moments another process took our CPU; from
  * the whole point with -a (b->mean), or when fewer than 3 blocks completed.
  */
-static double per_iter(struct bench *b, double total_us, int iters, int block)
+double bench_per_iter(struct bench *b, double total_us, int iters, int block)
 {
 	if (b->mean || b->nblk < 3)
 		return total_us / iters;
 	return bench_median(b->blk, b->nblk) / block;
 }
 
-static void block_done(struct bench *b, double *tb, double *tnow)
+void bench_block_done(struct bench *b, double *tb, double *tnow)
 {
 	*tnow = bench_now_us();
 	if (b->nblk < BENCH_MAX_BLOCKS)
@@ -717,7 +742,7 @@ double bench_latency(struct bench *b, struct bench_ctx *c, size_t size, int iter
 			bench_tsend(b, c, 1, size, BENCH_LAT_TAG | (last ? BENCH_STOP : 0));
 			bench_wait(b, c, true, true);
 			if (i % block == 0)
-				block_done(b, &tb, &tnow);
+				bench_block_done(b, &tb, &tnow);
 		} else {
 			bench_wait(b, c, false, true);
 			last = c->stop_seen;
@@ -727,7 +752,7 @@ double bench_latency(struct bench *b, struct bench_ctx *c, size_t size, int iter
 			bench_wait(b, c, true, false);
 		}
 	}
-	return per_iter(b, bench_now_us() - t0, i, block) / 2;
+	return bench_per_iter(b, bench_now_us() - t0, i, block) / 2;
 }
 
 static void post_window(struct bench *b, struct bench_ctx *c, size_t size)
@@ -758,7 +783,7 @@ double bench_stream(struct bench *b, struct bench_ctx *c, size_t size, int iters
 				bench_tsend(b, c, 1, size, BENCH_BW_TAG |
 					    (last && w + 1 == BENCH_WINDOW ? BENCH_STOP : 0));
 			bench_wait(b, c, true, true);
-			block_done(b, &tb, &tnow);
+			bench_block_done(b, &tb, &tnow);
 		} else {
 			bench_wait(b, c, false, true);
 			last = c->stop_seen;
@@ -768,7 +793,7 @@ double bench_stream(struct bench *b, struct bench_ctx *c, size_t size, int iters
 			bench_wait(b, c, true, false);
 		}
 	}
-	return (double)size * BENCH_WINDOW / per_iter(b, bench_now_us() - t0, i, 1);
+	return (double)size * BENCH_WINDOW / bench_per_iter(b, bench_now_us() - t0, i, 1);
 }
 
 void bench_sweep(struct bench *b, const struct bench_opts *o, bench_fn fn,
@@ -809,7 +834,9 @@ void bench_sweep(struct bench *b, const struct bench_opts *o, bench_fn fn,
 				v = fn(b, c, size, iters);
 				if (b->rank != 0)
 					continue;
-				if (per_size_too)
+				if (isnan(v))
+					printf("%s %zu %d unsupported\n", c->prov, size, rep);
+				else if (per_size_too)
 					printf("%s %zu %d %.4f %.6f\n", c->prov, size, rep, v,
 					       v / (double)size);
 				else

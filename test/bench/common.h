@@ -78,6 +78,9 @@ struct bench {
 					   -W the sends a stream keeps in flight */
 	unsigned char *tx_busy;		/* by slot: its send has not completed */
 	bool read;			/* -R: read rx after every receive */
+	uint64_t caps;			/* asked for besides FI_TAGGED (rma: FI_RMA) */
+	uint64_t caps_if_any;		/* and these where the provider has them */
+	uint64_t mr_mode;		/* the hints' (0 without RMA) */
 	unsigned read_sum;		/* of what -R read */
 	int nblk;			/* rank 0: blocks timed in this point */
 	double blk[BENCH_MAX_BLOCKS];	/* and their durations (us) */
@@ -170,6 +173,7 @@ void bench_finish(struct bench *b);
 
 void bench_barrier(struct bench *b);
 void bench_bcast(struct bench *b, void *buf, size_t len);	/* from rank 0 */
+void bench_to_root(struct bench *b, int from, void *buf, size_t len);	/* rank from to 0 */
 void bench_progress(struct bench *b, struct bench_ctx *c);
 void bench_wait(struct bench *b, struct bench_ctx *c, bool sends, bool recvs);
 void bench_tsend(struct bench *b, struct bench_ctx *c, int to, size_t len, uint64_t tag);
@@ -182,6 +186,10 @@ void bench_trecv(struct bench *b, struct bench_ctx *c, size_t len, uint64_t tag)
  * their result from the median block unless b->mean.
  */
 bool bench_point_over(const struct bench *b, double t0, int done, int iters);
+/* Ends a timed block: records its duration, restarts *tb, sets *tnow. */
+void bench_block_done(struct bench *b, double *tb, double *tnow);
+/* Microseconds per iteration from the median block (of block iterations). */
+double bench_per_iter(struct bench *b, double total_us, int iters, int block);
 
 /* Ranks 0 and 1.  One-way latency in microseconds (round trip / 2). */
 double bench_latency(struct bench *b, struct bench_ctx *c, size_t size, int iters);
@@ -194,7 +202,8 @@ double bench_stream(struct bench *b, struct bench_ctx *c, size_t size, int iters
  * machine).  Then, for each repetition, for each size, measures every provider, alternating
  * the order from one point to the next; warm-up before each measurement.
  * Rank 0 prints "provider size rep value" (value / size appended when
- * per_size_too, e.g. MB/s then Mmsg/s).
+ * per_size_too, e.g. MB/s then Mmsg/s), or "provider size rep unsupported"
+ * where fn returned NAN: the provider cannot do what it measures.
  */
 void bench_sweep(struct bench *b, const struct bench_opts *o, bench_fn fn,
 		 size_t scale_from, int min_iters, bool per_size_too);

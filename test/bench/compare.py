@@ -24,6 +24,9 @@ method (target: xshm within FLOOR_TARGET of it).  From ring_floor,
 run there as well, it prints what xshm's rings alone take at the small sizes,
 against the second provider's latency in the same repetitions: the lowest
 ratio a provider moving its messages through these rings could reach.
+The rma_* and atomic_* benchmarks are test/bench/rma's modes (RMA_MODES):
+fi_write and fi_read, fetching and plain atomics; where a provider has no
+atomics, the table says so below it.
 """
 import argparse
 import csv
@@ -49,7 +52,14 @@ TARGETS = {
     "floor": [],
     "ring": [],
 }
-# Against libfabric 2.6's shm (issue 33).
+# test/bench/rma's modes, by benchmark name: RMA and atomics (issue 35).
+RMA_MODES = {"rma_write_lat": "write_lat", "rma_read_lat": "read_lat",
+             "rma_write_bw": "write_bw", "rma_read_bw": "read_bw",
+             "atomic_lat": "atomic_lat", "atomic_rate": "atomic_rate",
+             "atomic_add_rate": "atomic_add_rate"}
+RMA_SIZES = "8,64,512,4K,32K,256K,1M,4M"
+TARGETS.update({bench: [] for bench in RMA_MODES})
+# Against libfabric 2.6's shm (issue 33; RMA and atomics: issue 35).
 TARGETS_26 = {
     "latency": [(0, 1 << 62, 0.8)],
     "bandwidth": [(0, 1 << 62, 1.2)],
@@ -57,6 +67,13 @@ TARGETS_26 = {
     "incast": [(0, 1 << 62, 1.2)],
     "floor": [],
     "ring": [],
+    "rma_write_lat": [(0, 1 << 62, 0.8)],
+    "rma_read_lat": [(0, 1 << 62, 0.8)],
+    "rma_write_bw": [(0, 1 << 62, 1.2)],
+    "rma_read_bw": [(0, 1 << 62, 1.2)],
+    "atomic_lat": [(0, 1 << 62, 0.8)],
+    "atomic_rate": [(0, 1 << 62, 1.2)],
+    "atomic_add_rate": [(0, 1 << 62, 1.2)],
 }
 # 1.17: the libfabric the processes load (Debian's); 2.6: through LD_LIBRARY_PATH.
 ANCHOR_TARGETS = {"1.17": TARGETS, "2.6": TARGETS_26}
@@ -67,6 +84,10 @@ LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incas
                    "floor": True, "ring": True}
 UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s",
          "floor": "us", "ring": "us"}
+for _bench, _mode in RMA_MODES.items():
+    LOWER_IS_BETTER[_bench] = _mode.endswith("_lat")
+    UNITS[_bench] = "us" if _mode.endswith("_lat") else \
+        "MB/s" if _mode.endswith("_bw") else "Mop/s"
 TITLES = {
     "latency": "tagged ping-pong latency, one way (us, lower is better)",
     "bandwidth": "tagged streaming bandwidth, window 64 (MB/s, higher is better)",
@@ -77,6 +98,18 @@ TITLES = {
     "ring": "xshm's rings alone, no provider (ring_floor), one way (us), beside the "
             "latency of both providers; ring/{b} and {a}-ring are medians of the "
             "per-repetition figures",
+    "rma_write_lat": "fi_write, one at a time, each waited for (us per operation, lower "
+                     "is better)",
+    "rma_read_lat": "fi_read, one at a time, each waited for (us per operation, lower "
+                    "is better)",
+    "rma_write_bw": "fi_write, window 64 (MB/s, higher is better)",
+    "rma_read_bw": "fi_read, window 64 (MB/s, higher is better)",
+    "atomic_lat": "fi_fetch_atomic FI_SUM of size/8 uint64s, one at a time (us per "
+                  "operation, lower is better)",
+    "atomic_rate": "fi_fetch_atomic FI_SUM of size/8 uint64s, window 64 (Mop/s, higher "
+                   "is better)",
+    "atomic_add_rate": "fi_atomic FI_SUM of size/8 uint64s, window 64 (Mop/s, higher "
+                       "is better)",
 }
 FLOOR_METHODS = ("memcpy", "memcpy-split", "cma", "cma-split")
 FLOOR_SIZES = "64K:4M"
@@ -119,6 +152,7 @@ class Runner:
     def __init__(self, args):
         self.args = args
         self.failures = []
+        self.unsupported = set()    # (bench, anchor, provider)
 
     def run(self, argv, what, env=None):
         """Runs one benchmark program; returns its stdout lines, or None."""
@@ -228,11 +262,26 @@ def ring_argv(args):
     return [os.path.join(BENCH_DIR, "ring_floor"), "-r", "1", "-s", args.ring_sizes]
 
 
+def rma_argv(args, bench, provs):
+    """test/bench/rma in the mode of bench: -H but neither -W nor -R, which
+    are about messages; the atomics at their default size (one uint64)."""
+    mode = RMA_MODES[bench]
+    argv = [os.path.join(BENCH_DIR, "rma"), "-m", mode, "-p", ",".join(provs), "-r", "1",
+            "-t", str(args.max_point_ms)]
+    argv += [flag for flag, on in (("-y", args.yield_cpu), ("-a", args.mean),
+                                   ("-b", args.bind), ("-H", args.huge)) if on]
+    if not mode.startswith("atomic"):
+        argv += ["-s", args.rma_sizes]
+    return argv
+
+
 def bench_argv(args, bench, provs):
     if bench == "floor":
         return floor_argv(args)
     if bench == "ring":
         return ring_argv(args)
+    if bench in RMA_MODES:
+        return rma_argv(args, bench, provs)
     argv = [os.path.join(BENCH_DIR, bench), "-p", ",".join(provs), "-r", "1",
             "-t", str(args.max_point_ms)]
     if args.yield_cpu:
@@ -266,6 +315,9 @@ def measure(args, runner, benches, raw):
                                    anchor_env(args, anchor))
                 for line in lines or []:
                     f = line.split()
+                    if f[3] == "unsupported":
+                        runner.unsupported.add((bench, anchor, f[0]))
+                        continue
                     raw.append({"bench": bench, "anchor": anchor, "provider": f[0],
                                 "size": int(f[1]), "rep": rep, "value": float(f[3]),
                                 "unit": UNITS[bench]})
@@ -665,9 +717,19 @@ def cliffs_of(args, bench, rows, floor):
     return out
 
 
-def report(args, timed, raw, out):
+def print_unsupported(args, bench, unsupported):
+    """Which provider on which anchor printed 'unsupported' for bench."""
+    who = sorted(shm_label(args, anchor) if prov == args.provs[1] else
+                 "%s on %s" % (prov, anchor)
+                 for b, anchor, prov in unsupported if b == bench)
+    if who:
+        print("# %s: not supported by %s" % (bench, ", ".join(who)))
+
+
+def report(args, timed, raw, out, unsupported=()):
     """Prints the tables of the timed benchmarks in their order and plots
-    them; returns (summary rows, floor vs latency rows, cliffs)."""
+    them; returns (summary rows, floor vs latency rows, cliffs).
+    unsupported: (bench, anchor, provider) that printed 'unsupported'."""
     floor = summarize_floor(raw)
     tables = {bench: {x: summarize(args, bench, raw, x) for x in args.anchors}
               for bench in timed if bench not in NO_LIBFABRIC}
@@ -689,6 +751,8 @@ def report(args, timed, raw, out):
                 plot(args, bench, tables[bench], raw, os.path.join(out, bench + ".png"))
             except ImportError as e:
                 print("# no plot (%s): install python3-matplotlib" % e)
+        if bench in RMA_MODES:
+            print_unsupported(args, bench, unsupported)
     for anchor in args.anchors:
         print_placements(args, raw, anchor)
     return summary, floor_lat, cliffs
@@ -720,12 +784,16 @@ def main():
     ap.add_argument("-o", "--out", help="results directory (default "
                     "bench-results/<date-time>)")
     ap.add_argument("-b", "--bench",
-                    default="latency,ring,floor,bandwidth,msgrate,incast,memory",
-                    help="benchmarks to run (default all: "
-                    "latency,ring,floor,bandwidth,msgrate,incast,memory); ring is "
-                    "ring_floor, xshm's rings alone, at --ring-sizes; floor is "
-                    "copy_floor, the copy alone, at the latency sizes (default %s)" %
-                    FLOOR_SIZES)
+                    default="latency,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
+                    "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory",
+                    help="benchmarks to run (default all but atomic_add_rate: "
+                    "latency,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
+                    "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory); ring "
+                    "is ring_floor, xshm's rings alone, at --ring-sizes; floor is "
+                    "copy_floor, the copy alone, at the latency sizes (default %s); "
+                    "rma_* and atomic_* are test/bench/rma's modes (atomic_add_rate: "
+                    "fi_atomic without fetch), where a provider without atomics is "
+                    "said to be so" % FLOOR_SIZES)
     ap.add_argument("-p", "--provs", default="xshm,shm",
                     help="the two providers; ratio = first / second (default xshm,shm)")
     ap.add_argument("--anchors", default="1.17,2.6",
@@ -741,6 +809,9 @@ def main():
     ap.add_argument("--ring-sizes", default=RING_SIZES,
                     help="ring_floor's sizes, at most one cell's (default %s)" %
                     RING_SIZES)
+    ap.add_argument("--rma-sizes", default=RMA_SIZES,
+                    help="sizes of rma_write_* and rma_read_* (default %s); the atomics "
+                    "take one uint64" % RMA_SIZES)
     ap.add_argument("--incast-sizes", help="incast sizes (default 8,256,4K,16K,64K,1M)")
     ap.add_argument("-n", "--senders", type=int, default=4,
                     help="incast senders (default 4)")
@@ -754,8 +825,8 @@ def main():
                     help="each point's value from its whole duration, not from its "
                     "median block (8 round trips, or one window)")
     ap.add_argument("--no-bind", dest="bind", action="store_false",
-                    help="do not bind the two processes of latency, bandwidth and "
-                    "msgrate to different CPUs")
+                    help="do not bind the two processes of latency, bandwidth, "
+                    "msgrate and rma to different CPUs")
     ap.add_argument("-H", "--huge-pages", dest="huge", action="store_true",
                     help="message buffers on transparent huge pages (as where THP "
                     "is 'always'); the single-copy protocol's cost depends on it")
@@ -801,7 +872,7 @@ def main():
     raw = []
     timed = [b for b in benches if b != "memory"]
     elapsed = measure(args, runner, timed, raw) if timed else 0
-    summary, floor_lat, cliffs = report(args, timed, raw, out)
+    summary, floor_lat, cliffs = report(args, timed, raw, out, runner.unsupported)
     mem = memory(args, runner) if "memory" in benches else []
 
     write_csv(os.path.join(out, "raw.csv"), raw)
