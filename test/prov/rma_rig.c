@@ -202,7 +202,8 @@ void rig_start_with(struct rig *r, uint64_t access, uint64_t mr_mode,
 			   bool progress)
 {
 	r->opts = (struct target_opts) { access, mr_mode, progress,
-					 r->opts.caps, r->opts.counted };
+					 r->opts.caps, r->opts.counted,
+					 r->opts.extra_regs };
 	xt_spawn(&r->c, target_child, &r->opts);
 	r->cfg = rma_cfg(mr_mode);
 	xt_open_upto(&r->x, &r->cfg, XT_BOUND);

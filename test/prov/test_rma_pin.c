@@ -76,6 +76,28 @@ START_TEST(fast_errors_leave_memory_untouched)
 }
 END_TEST
 
+/*
+ * The key of another registration (provider keys are counted up: the one
+ * registered just before) with an address of this one: out of its range.
+ */
+START_TEST(key_of_another_region_is_refused)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	void *buf = initiator_buf(100);
+	int ctx;
+
+	XT_ASSERT(r, "calloc");
+	r->opts.extra_regs = 1;
+	rig_start_with(r, ALL_ACCESS, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
+	XT_POST(&r->x, fi_write(r->x.ep, buf, 100, NULL, r->peer, r->addr,
+				r->key - 1, &ctx));
+	expect_error(r, &ctx, FI_EACCES);
+	assert_untouched(r);
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
 /* ---- the published entry, seen from the initiator ---- */
 
 struct mapped {
@@ -96,7 +118,8 @@ static uint64_t target_ep_id(struct rig *r)
 	return ep_id;
 }
 
-static struct mapped map_entry(struct rig *r)
+/* The target's region mapped, and r->key's published entry or NULL. */
+static struct mapped map_region(struct rig *r)
 {
 	struct mapped m = { 0 };
 	struct xshm_mr_pub *pub;
@@ -117,6 +140,13 @@ static struct mapped map_entry(struct rig *r)
 	for (unsigned i = 0; i < XSHM_MR_PUB_SLOTS; i++)
 		if ((pub->slots[i].state & 1) && pub->slots[i].key == r->key)
 			m.entry = &pub->slots[i];
+	return m;
+}
+
+static struct mapped map_entry(struct rig *r)
+{
+	struct mapped m = map_region(r);
+
 	XT_ASSERT(m.entry, "registration %llx not published",
 		  (unsigned long long) r->key);
 	return m;
@@ -201,10 +231,14 @@ START_TEST(registrations_past_the_table_go_the_slow_way)
 {
 	struct rig *r = calloc(1, sizeof(*r));
 	void *buf = initiator_buf(MR_LEN), *back = calloc(1, MR_LEN);
+	struct mapped m;
 	int ctx;
 
 	r->opts.extra_regs = XSHM_MR_PUB_SLOTS + 4;
 	rig_start_with(r, ALL_ACCESS, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, true);
+	m = map_region(r);
+	XT_ASSERT(!m.entry, "published past the table's end");
+	munmap(m.base, m.size);
 	XT_POST(&r->x, fi_write(r->x.ep, buf, MR_LEN, NULL, r->peer, r->addr,
 				r->key, &ctx));
 	expect_done(r, &ctx, FI_RMA | FI_WRITE);
@@ -288,6 +322,7 @@ static Suite *rma_pin_suite(void)
 	tcase_add_loop_test(fast, fast_ops_need_no_target_progress, 0,
 			    RMA_SIZES);
 	tcase_add_test(fast, fast_errors_leave_memory_untouched);
+	tcase_add_test(fast, key_of_another_region_is_refused);
 	tcase_add_test(fast, dead_holders_do_not_block_close);
 	tcase_add_test(fast, full_holders_fall_back);
 	tcase_add_test(fast, registrations_past_the_table_go_the_slow_way);
