@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	19
+#define XSHM_LAYOUT_VERSION	20
 #define XSHM_NAME_MAX		48
 
 /*
@@ -80,6 +80,7 @@ struct xshm_region_hdr {
 	uint32_t features;		/* XSHM_FEATURE_* the owner offers */
 	/* the owner's latest large receive buffers lie on huge pages */
 	_Atomic uint32_t rx_huge;
+	uint64_t mr_offset;		/* the published registrations */
 	/* written by senders too: a line of its own */
 	alignas(XSHM_CACHE_LINE) struct xshm_split split;
 };
@@ -334,7 +335,47 @@ struct xshm_pool {
 
 #define XSHM_POOL_PENDING	UINT64_MAX
 
+/*
+ * Published registrations (shm/mr_pub.h): the endpoint's domain lists the
+ * registrations it can serve without the owner's help, for initiators to
+ * copy into or out of its memory themselves (single copy, CMA), and each
+ * initiator pins an entry while it copies.  A table of XSHM_MR_PUB_SLOTS
+ * entries found by key (linear probing from the key's home slot, at most
+ * probe_max slots further).  Entries are 2 cache lines: the owner's fields
+ * and the holders initiators write.
+ */
+#define XSHM_MR_PUB_SLOTS	64	/* power of two */
+#define XSHM_MR_PUB_HOLDERS	6
+#define XSHM_MR_PUB_READ	(1u << 0)	/* access: remote reads */
+#define XSHM_MR_PUB_WRITE	(1u << 1)	/* access: remote writes */
+
+struct xshm_mr_pub_entry {
+	_Atomic uint64_t state;		/* generation << 1 | live */
+	/* the owner's, stable while live (relaxed atomics: slots get reused) */
+	_Atomic uint64_t key;
+	_Atomic uint64_t base;		/* the address initiators name byte 0 by */
+	_Atomic uint64_t len;
+	_Atomic uint64_t local;		/* byte 0 in the owner's address space */
+	_Atomic uint32_t access;	/* XSHM_MR_PUB_READ | XSHM_MR_PUB_WRITE */
+	_Atomic uint32_t events;	/* counters bound: the owner must see it */
+	/* pid << 32 | low 32 bits of its start time; 0: free */
+	alignas(XSHM_CACHE_LINE) _Atomic uint64_t holder[XSHM_MR_PUB_HOLDERS];
+};
+
+struct xshm_mr_pub {
+	_Atomic uint32_t probe_max;	/* farthest any entry lies from home */
+	_Atomic uint32_t unpublished;	/* the domain's registrations not here */
+	_Atomic uint32_t serves;	/* XSHM_MR_PUB_*: the endpoint's roles */
+	_Atomic uint32_t events;	/* it counts remote events */
+	alignas(XSHM_CACHE_LINE) struct xshm_mr_pub_entry
+		slots[XSHM_MR_PUB_SLOTS];
+};
+
 static_assert(sizeof(struct xshm_region_hdr) == 192, "region header layout");
+static_assert(sizeof(struct xshm_mr_pub_entry) == 2 * XSHM_CACHE_LINE,
+	      "published registration layout");
+static_assert((XSHM_MR_PUB_SLOTS & (XSHM_MR_PUB_SLOTS - 1)) == 0,
+	      "published slots: a power of two");
 static_assert(((uint64_t) XSHM_SPLIT_CHUNKS_MAX + 1) * XSHM_SPLIT_CHUNK_MAX >
 	      (1ull << 30), "a message of XSHM_MAX_MSG_SIZE splits into few enough chunks");
 static_assert(sizeof(struct xshm_cell_seq) == 8, "cell sequence");

@@ -1,5 +1,6 @@
 /*
- * Region layout: [header][pad to page][ring][pad to page][pool][pad to page].
+ * Region layout: [header][pad to page][ring][pad to page][pool][pad to
+ * page][published registrations][pad to page].
  * Whoever opens a region trusts nothing in it: the file's owner and mode are
  * checked before mapping, every header field after.
  */
@@ -39,6 +40,7 @@ void xshm_region_name(char *buf, size_t len, uint64_t ep_id)
 struct layout {
 	uint64_t ring_offset;
 	uint64_t pool_offset;
+	uint64_t mr_offset;
 	uint64_t size;
 };
 
@@ -61,15 +63,18 @@ static struct layout layout_for(const struct xshm_region_geom *geom)
 				      xshm_ring_bytes(geom->ring_cells,
 						      XSHM_CELL_SIZE),
 				      REGION_ALIGN);
-	layout.size = align_up(layout.pool_offset +
-			       xshm_pool_bytes(geom->pool_bufs, geom->buf_size),
+	layout.mr_offset = align_up(layout.pool_offset +
+				    xshm_pool_bytes(geom->pool_bufs,
+						    geom->buf_size),
+				    REGION_ALIGN);
+	layout.size = align_up(layout.mr_offset + sizeof(struct xshm_mr_pub),
 			       REGION_ALIGN);
 	return layout;
 }
 
 /* Attach the ring and pool refs from header fields already validated. */
 static int attach_parts(struct xshm_region *region, uint64_t ring_offset,
-			uint64_t pool_offset)
+			uint64_t pool_offset, uint64_t mr_offset)
 {
 	unsigned char *base = region->base;
 
@@ -80,9 +85,10 @@ static int attach_parts(struct xshm_region *region, uint64_t ring_offset,
 	if (region->ring.cell_size != XSHM_CELL_SIZE ||
 	    region->ring.mask + 1 < XSHM_RING_CELLS_MIN)
 		return -EPROTO;
+	region->mr_pub = (struct xshm_mr_pub *) (base + mr_offset);
 	return xshm_pool_attach(&region->pool,
 				(struct xshm_pool *) (base + pool_offset),
-				region->size - pool_offset);
+				mr_offset - pool_offset);
 }
 
 static int fill_owner(struct xshm_region_hdr *hdr)
@@ -118,13 +124,15 @@ static int init_contents(struct xshm_region *region,
 	hdr->ep_id = region->ep_id;
 	hdr->ring_offset = layout->ring_offset;
 	hdr->pool_offset = layout->pool_offset;
+	hdr->mr_offset = layout->mr_offset;
 	hdr->auth_digest = geom->auth_digest;
 	hdr->features = geom->features;
 	xshm_ring_init((struct xshm_ring *) (base + layout->ring_offset),
 		       geom->ring_cells, XSHM_CELL_SIZE);
 	xshm_pool_init((struct xshm_pool *) (base + layout->pool_offset),
 		       geom->pool_bufs, geom->buf_size);
-	ret = attach_parts(region, layout->ring_offset, layout->pool_offset);
+	ret = attach_parts(region, layout->ring_offset, layout->pool_offset,
+			   layout->mr_offset);
 	if (ret)
 		return ret;
 	atomic_store_explicit(&hdr->ready, 1, memory_order_release);
@@ -221,19 +229,21 @@ static int check_file(int fd, size_t *size)
 }
 
 static int offsets_valid(uint64_t ring_offset, uint64_t pool_offset,
-			 uint64_t size)
+			 uint64_t mr_offset, uint64_t size)
 {
 	return ring_offset >= sizeof(struct xshm_region_hdr) &&
 	       ring_offset % XSHM_CACHE_LINE == 0 &&
 	       pool_offset > ring_offset && pool_offset % XSHM_CACHE_LINE == 0 &&
-	       pool_offset < size;
+	       mr_offset > pool_offset && mr_offset % XSHM_CACHE_LINE == 0 &&
+	       mr_offset < size &&
+	       size - mr_offset >= sizeof(struct xshm_mr_pub);
 }
 
 /* Validate the header of a peer's region and attach its ring and pool. */
 static int check_contents(struct xshm_region *region, uint64_t ep_id)
 {
 	volatile struct xshm_region_hdr *hdr = region->hdr;
-	uint64_t ring_offset, pool_offset;
+	uint64_t ring_offset, pool_offset, mr_offset;
 
 	if (!atomic_load_explicit(&region->hdr->ready, memory_order_acquire))
 		return -EAGAIN;
@@ -245,11 +255,12 @@ static int check_contents(struct xshm_region *region, uint64_t ep_id)
 		return -EPROTO;
 	ring_offset = hdr->ring_offset;
 	pool_offset = hdr->pool_offset;
-	if (!offsets_valid(ring_offset, pool_offset, region->size))
+	mr_offset = hdr->mr_offset;
+	if (!offsets_valid(ring_offset, pool_offset, mr_offset, region->size))
 		return -EPROTO;
 	region->ep_id = ep_id;
 	region->node_id = hdr->node_id;
-	return attach_parts(region, ring_offset, pool_offset);
+	return attach_parts(region, ring_offset, pool_offset, mr_offset);
 }
 
 static _Atomic uint64_t last_mapping_id;

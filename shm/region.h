@@ -38,6 +38,7 @@ struct xshm_region {
 	struct xshm_region_hdr *hdr;
 	struct xshm_ring_ref ring;
 	struct xshm_pool_ref pool;
+	struct xshm_mr_pub *mr_pub;	/* published registrations (mr_pub.h) */
 	struct xshm_cleanup_slot *cleanup;	/* owner: unlinked on signals */
 	uint64_t mapping_id;	/* unique to this mapping in this process */
 };

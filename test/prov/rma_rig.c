@@ -6,6 +6,20 @@
 
 const size_t rma_sizes[RMA_SIZES] = { 100, 5000, MR_LEN };
 
+static bool fast_mode;
+
+void rig_force_fast(bool fast)
+{
+	fast_mode = fast;
+	XT_ASSERT(setenv("FI_XSHM_RMA_FAST", fast ? "1" : "0", 1) == 0,
+		  "setenv");
+}
+
+bool rig_fast(void)
+{
+	return fast_mode;
+}
+
 struct xt_cfg rma_cfg(uint64_t mr_mode)
 {
 	struct xt_cfg cfg = xt_cfg_default();
@@ -55,7 +69,19 @@ struct target {
 	struct fid_cntr *mr_rw;		/* bound to the registration */
 	struct fid_mr *mr;
 	unsigned char *buf;
+	struct fid_mr *extra[EXTRA_REGS_MAX];	/* opts.extra_regs of them */
+	unsigned char extra_buf[EXTRA_REGS_MAX][64];
 };
+
+/* Registrations ahead of the tested one: they may take every slot. */
+static void register_extra(struct target *t, unsigned count)
+{
+	XT_ASSERT(count <= EXTRA_REGS_MAX, "extra registrations");
+	for (unsigned i = 0; i < count; i++)
+		XT_ASSERT_OK(fi_mr_reg(t->x.domain, t->extra_buf[i], 64,
+				       ALL_ACCESS, 0, USER_KEY + 1 + i, 0,
+				       &t->extra[i], NULL));
+}
 
 static void target_open(struct target *t, const struct target_opts *o,
 			const struct xt_cfg *cfg)
@@ -63,16 +89,23 @@ static void target_open(struct target *t, const struct target_opts *o,
 	t->buf = malloc(TBUF_LEN);
 	XT_ASSERT(t->buf, "malloc");
 	xt_fill(t->buf, TBUF_LEN, TSEED, 0);
+	bool counted = o->counted || !fast_mode;
+
 	xt_open_upto(&t->x, cfg, XT_BOUND);
 	t->rw = open_cntr(t->x.domain);
 	t->rr = open_cntr(t->x.domain);
-	XT_ASSERT_OK(fi_ep_bind(t->x.ep, &t->rw->fid, FI_REMOTE_WRITE));
-	XT_ASSERT_OK(fi_ep_bind(t->x.ep, &t->rr->fid, FI_REMOTE_READ));
+	if (counted) {
+		XT_ASSERT_OK(fi_ep_bind(t->x.ep, &t->rw->fid, FI_REMOTE_WRITE));
+		XT_ASSERT_OK(fi_ep_bind(t->x.ep, &t->rr->fid, FI_REMOTE_READ));
+	}
 	xt_enable(&t->x);
+	register_extra(t, o->extra_regs);
 	XT_ASSERT_OK(fi_mr_reg(t->x.domain, t->buf + GUARD, MR_LEN, o->access,
 			       0, USER_KEY, 0, &t->mr, NULL));
 	t->mr_rw = open_cntr(t->x.domain);
-	XT_ASSERT_OK(fi_mr_bind(t->mr, &t->mr_rw->fid, FI_REMOTE_WRITE));
+	if (counted)
+		XT_ASSERT_OK(fi_mr_bind(t->mr, &t->mr_rw->fid,
+					FI_REMOTE_WRITE));
 	XT_ASSERT_OK(fi_mr_enable(t->mr));
 }
 
@@ -84,6 +117,24 @@ static void target_send_cq_data(struct target *t, int sock)
 	xt_send_u64(sock, c.e.flags);
 	xt_send_u64(sock, c.e.data);
 	xt_send_u64(sock, c.e.len);
+}
+
+/*
+ * The buffer filled afresh, then watched for REFILL_WATCH_MS: 1 when no
+ * byte changed meanwhile (nobody writes into it any more).
+ */
+#define REFILL_WATCH_MS	300
+
+static uint64_t target_refill(struct target *t)
+{
+	uint64_t end;
+
+	xt_fill(t->buf, TBUF_LEN, TSEED, 0);
+	end = xt_now_ms() + REFILL_WATCH_MS;
+	while (xt_now_ms() < end)
+		if (xt_mismatch(t->buf, TBUF_LEN, TSEED, 0) >= 0)
+			return 0;
+	return 1;
 }
 
 static bool target_serve(struct target *t, int sock, uint8_t cmd)
@@ -104,6 +155,9 @@ static bool target_serve(struct target *t, int sock, uint8_t cmd)
 		wait_cntr(t->mr_rw, xt_recv_u64(sock));
 		xt_signal(sock, T_OK);
 		return true;
+	case T_REFILL:
+		xt_send_u64(sock, target_refill(t));
+		return true;
 	case T_CLOSE_MR:
 		XT_ASSERT_OK(fi_close(&t->mr->fid));
 		t->mr = NULL;
@@ -118,9 +172,10 @@ void target_child(int sock, void *arg)
 {
 	const struct target_opts *o = arg;
 	struct xt_cfg cfg = rma_cfg(o->mr_mode);
-	struct target t = { 0 };
+	static struct target t;
 	bool virt;
 
+	memset(&t, 0, sizeof(t));
 	if (o->caps)
 		cfg.caps = o->caps;
 
@@ -134,6 +189,8 @@ void target_child(int sock, void *arg)
 		;
 	if (t.mr)
 		XT_ASSERT_OK(fi_close(&t.mr->fid));
+	for (unsigned i = 0; i < o->extra_regs; i++)
+		XT_ASSERT_OK(fi_close(&t.extra[i]->fid));
 	XT_ASSERT_OK(fi_close(&t.mr_rw->fid));
 	close_with_cntrs(&t.x, t.rw, t.rr);
 	free(t.buf);
@@ -145,7 +202,8 @@ void rig_start_with(struct rig *r, uint64_t access, uint64_t mr_mode,
 			   bool progress)
 {
 	r->opts = (struct target_opts) { access, mr_mode, progress,
-					 r->opts.caps };
+					 r->opts.caps, r->opts.counted,
+					 r->opts.extra_regs };
 	xt_spawn(&r->c, target_child, &r->opts);
 	r->cfg = rma_cfg(mr_mode);
 	if (r->caps)
@@ -166,6 +224,16 @@ struct rig *rig_start(uint64_t access)
 	struct rig *r = calloc(1, sizeof(*r));
 
 	XT_ASSERT(r, "calloc");
+	rig_start_with(r, access, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, true);
+	return r;
+}
+
+struct rig *rig_start_counted(uint64_t access)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+
+	XT_ASSERT(r, "calloc");
+	r->opts.counted = true;
 	rig_start_with(r, access, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, true);
 	return r;
 }

@@ -21,14 +21,19 @@
 #define DEAD_MS		20000	/* a dead target fails its operation by then */
 
 /* Commands to the target. */
-enum { T_DUMP = 1, T_EVENTS, T_CQ_DATA, T_CLOSE_MR, T_WAIT_MR, T_OK, T_QUIT };
+enum { T_DUMP = 1, T_EVENTS, T_CQ_DATA, T_CLOSE_MR, T_WAIT_MR, T_OK, T_QUIT,
+       T_REFILL };
 
 struct target_opts {
 	uint64_t access;
 	uint64_t mr_mode;
 	bool progress;		/* false: never progresses (the killed one) */
 	uint64_t caps;		/* the target's; 0: rma_cfg's */
+	bool counted;		/* remote counters bound even when fast */
+	unsigned extra_regs;	/* registered before the one tested */
 };
+
+#define EXTRA_REGS_MAX	128
 
 struct rig {
 	struct target_opts opts;
@@ -58,8 +63,20 @@ void close_with_cntrs(struct xt_ep *x, struct fid_cntr *a, struct fid_cntr *b);
 /* The target's main (xt_spawn), arg a struct target_opts. */
 void target_child(int sock, void *arg);
 
+/*
+ * Every RMA test runs twice, the initiator forced to copy itself
+ * (FI_XSHM_RMA_FAST=1, its own build: XT_RMA_FAST=1) or to leave it to the
+ * target (=0).  Fast, the target binds no remote counter unless the test
+ * asks for them (opts.counted, rig_start_counted): counting is the
+ * target's, so counters send the operations its way.  Called by main.
+ */
+void rig_force_fast(bool fast);
+bool rig_fast(void);
+
 /* The target with a registration of access, FI_MR_VIRT_ADDR|FI_MR_PROV_KEY. */
 struct rig *rig_start(uint64_t access);
+/* The same, the remote counters bound whatever the mode. */
+struct rig *rig_start_counted(uint64_t access);
 /*
  * r zeroed but for opts.caps, the target's caps, and caps, the
  * initiator's (0: rma_cfg's).

@@ -152,7 +152,7 @@ END_TEST
 
 START_TEST(rma_event_counters_count_both_sides)
 {
-	struct rig *r = rig_start(ALL_ACCESS);
+	struct rig *r = rig_start_counted(ALL_ACCESS);
 	void *buf = initiator_buf(MR_LEN);
 	int ctx;
 
@@ -180,7 +180,7 @@ END_TEST
  */
 START_TEST(registration_counter_progresses_alone)
 {
-	struct rig *r = rig_start(ALL_ACCESS);
+	struct rig *r = rig_start_counted(ALL_ACCESS);
 	void *buf = initiator_buf(5000);
 	int ctx;
 
@@ -247,7 +247,12 @@ static Suite *rma_suite(void)
 	return s;
 }
 
+#ifndef XT_RMA_FAST
+#define XT_RMA_FAST	0
+#endif
+
 int main(void)
 {
+	rig_force_fast(XT_RMA_FAST);
 	return xt_run_suite(rma_suite());
 }

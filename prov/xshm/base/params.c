@@ -77,6 +77,15 @@ static void define_params(void)
 		"SIGQUIT, SIGABRT, SIGSEGV and SIGBUS only where the "
 		"disposition is still the default; ignored signals are left "
 		"alone (default: yes).");
+	fi_param_define(&xshm_prov, "rma_fast", FI_PARAM_STRING,
+		"RMA copied by its initiator straight into or out of the "
+		"target's memory (process_vm_writev, process_vm_readv), the "
+		"key, access and range checked against the registrations the "
+		"target publishes, without a round trip through the target: "
+		"1 (wherever the operation allows it: a single-buffer "
+		"registration among the first ones, no remote CQ data, no "
+		"remote counters), 0 (never: the target copies) or auto "
+		"(default: auto, today the same as 1).");
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "
 		"an ack, messages still arriving), it checks this often, in "
@@ -170,6 +179,21 @@ static enum xshm_peer_abi param_peer_abi(void)
 	return XSHM_PEER_ABI_AUTO;
 }
 
+static enum xshm_rma_fast_mode param_rma_fast(void)
+{
+	char *text = NULL;
+
+	if (fi_param_get_str(&xshm_prov, "rma_fast", &text) || !text ||
+	    !strcmp(text, "auto"))
+		return XSHM_RMA_FAST_AUTO;
+	if (!strcmp(text, "1") || !strcmp(text, "yes") || !strcmp(text, "on"))
+		return XSHM_RMA_FAST_ON;
+	if (!strcmp(text, "0") || !strcmp(text, "no") || !strcmp(text, "off"))
+		return XSHM_RMA_FAST_OFF;
+	XSHM_WARN(FI_LOG_CORE, "ignoring FI_XSHM_RMA_FAST=%s\n", text);
+	return XSHM_RMA_FAST_AUTO;
+}
+
 /* A size parameter set in the environment. */
 static bool param_is_set(const char *name)
 {
@@ -237,4 +261,5 @@ void xshm_read_params(void)
 	xshm_params.unexp_bytes_max = param_size("unexp_bytes_max",
 						 XSHM_UNEXP_BYTES_MAX, SIZE_MAX);
 	xshm_params.peer_abi = param_peer_abi();
+	xshm_params.rma_fast = param_rma_fast();
 }

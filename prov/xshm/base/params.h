@@ -71,6 +71,12 @@ struct xshm_params {
 		XSHM_PEER_ABI_SPEC,
 		XSHM_PEER_ABI_LIBFABRIC,
 	} peer_abi;
+	/* RMA copied by its initiator where the target allows (rma_fast.c) */
+	enum xshm_rma_fast_mode {
+		XSHM_RMA_FAST_AUTO,	/* wherever it may: today as on */
+		XSHM_RMA_FAST_ON,
+		XSHM_RMA_FAST_OFF,
+	} rma_fast;
 };
 extern struct xshm_params xshm_params;
 

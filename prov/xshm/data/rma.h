@@ -30,6 +30,26 @@ struct xshm_rma_op {
 	unsigned char inject[];	/* FI_INJECT: the bytes, the buffer gone */
 };
 
+/* An operation the initiator may copy itself (rma_fast.c). */
+struct xshm_rma_fast {
+	bool write;
+	const struct iovec *iov;
+	size_t count;
+	size_t total;
+	uint64_t addr;
+	uint64_t key;
+	void *context;
+	uint64_t flags;
+};
+
+/*
+ * rma_fast.c: true when op was done here (completed, maybe in error),
+ * false when it takes the target-driven path.  Under the domain lock.
+ */
+struct xshm_peer;
+bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
+		       const struct xshm_rma_fast *op);
+
 /* rma_send.c: op is XSHM_OP_WRITE or XSHM_OP_READ. */
 ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,

@@ -94,6 +94,13 @@ ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = xshm_av_peer(ep->av, dest, &peer);
+	if (!ret && xshm_rma_fast_try(ep, peer, &(struct xshm_rma_fast) {
+			.write = kind == XSHM_OP_WRITE, .iov = iov,
+			.count = count, .total = total, .addr = addr,
+			.key = key, .context = context, .flags = flags })) {
+		xshm_lock_release(&ep->domain->lock);
+		return 0;
+	}
 	op = ret ? NULL : new_op(ep, peer, kind, iov, count, total, flags);
 	if (op) {
 		op->tx.dest = dest;

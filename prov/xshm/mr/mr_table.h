@@ -36,6 +36,12 @@ struct xshm_mr_table {
 	size_t count;
 };
 
+/* Whether counters bound with fi_mr_bind count entry's remote events. */
+static inline bool xshm_mr_entry_counts(const struct xshm_mr_entry *entry)
+{
+	return entry->cntr[XSHM_MR_CNTR_WRITE] || entry->cntr[XSHM_MR_CNTR_READ];
+}
+
 void xshm_mr_table_init(struct xshm_mr_table *table);
 /*
  * Adds entry under entry->key (user_key) or a new key of the table's,

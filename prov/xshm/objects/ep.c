@@ -23,6 +23,7 @@
 #include "objects/cq.h"
 #include "objects/domain.h"
 #include "objects/import.h"
+#include "objects/mr_pub.h"
 #include "peer/peer.h"
 #include "srx/srx.h"
 #include "shm/cleanup.h"
@@ -160,6 +161,7 @@ static int enable(struct xshm_ep *ep)
 	ret = create_region(ep, ep->addr.ep_id >> 63);
 	if (ret)
 		return ret;
+	xshm_ep_publish_all(ep);
 	if (!ep->srx) {
 		ep->own_srx = xshm_srx_create(ep->domain, XSHM_RX_SIZE);
 		if (!ep->own_srx) {
@@ -210,6 +212,8 @@ static int xshm_ep_close(struct fid *fid)
 
 	xshm_lock_acquire(&ep->domain->lock);
 	ep->closing = true;
+	/* Initiators stop copying into the domain's memory through it. */
+	xshm_ep_unpublish_all(ep);
 	xshm_tx_abort_all(ep);
 	xshm_rma_close(ep);
 	xshm_ack_close(ep);

@@ -14,6 +14,7 @@
 #include "mr/mr_table.h"
 #include "objects/cntr.h"
 #include "objects/domain.h"
+#include "objects/mr_pub.h"
 
 #define XSHM_MR_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -24,6 +25,8 @@ static int xshm_mr_close(struct fid *fid)
 	struct xshm_domain *domain = mr->domain;
 
 	xshm_lock_acquire(&domain->lock);
+	/* First: no initiator copies once this returns (shm/mr_pub.h). */
+	xshm_mr_unpublish(domain, &mr->entry);
 	xshm_mr_table_remove(&domain->mr_table, &mr->entry);
 	for (int i = 0; i < XSHM_MR_CNTRS; i++)
 		if (mr->entry.cntr[i])
@@ -75,6 +78,8 @@ static int xshm_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EINVAL;
 	xshm_lock_acquire(&mr->domain->lock);
 	ret = bind_cntr(mr, bfid, flags);
+	/* Initiators then leave its operations to the target, which counts. */
+	xshm_mr_publish_events(mr->domain, &mr->entry);
 	xshm_lock_release(&mr->domain->lock);
 	return ret;
 }
@@ -134,6 +139,8 @@ static int xshm_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	xshm_lock_acquire(&domain->lock);
 	ret = xshm_mr_table_insert(&domain->mr_table, &mr->entry,
 				   domain->mr_user_keys);
+	if (!ret)
+		xshm_mr_publish(domain, &mr->entry);
 	xshm_lock_release(&domain->lock);
 	if (ret) {
 		free(mr);
