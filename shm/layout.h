@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	20
+#define XSHM_LAYOUT_VERSION	21
 #define XSHM_NAME_MAX		48
 
 /*
@@ -161,6 +161,7 @@ enum {
 #define XSHM_CMD_ACK		(1u << 1)	/* ack the message once matched */
 #define XSHM_CMD_PUSH		(1u << 2)	/* RTS: the sender takes offers */
 #define XSHM_CMD_TIMED		(1u << 3)	/* report its time, id in ack_id */
+#define XSHM_CMD_POSTED		(1u << 4)	/* RMA write, whole: no ack */
 
 /*
  * A command cell as a sender writes it.  XSHM_PROTO_SHORT, the common small
@@ -260,7 +261,10 @@ struct xshm_rts {
  * the initiator's buffers named by src; XSHM_PROTO_INLINE, for a write the
  * bytes after this struct in the cell, for a read answered in
  * XSHM_OP_READ_DATA cells.  Only the command with XSHM_CMD_ACK, the last,
- * is acked, with the status of its checks and copy.
+ * is acked, with the status of its checks and copy.  A write whose bytes
+ * all fit its cell, already checked by its initiator against the published
+ * registrations and completed there once pushed, says XSHM_CMD_POSTED
+ * instead: nothing is acked, and one its target's checks refuse is dropped.
  */
 struct xshm_rma {
 	uint64_t key;

@@ -45,6 +45,11 @@ static bool slot_free(struct xshm_mr_pub_entry *entry)
 static void write_fields(struct xshm_mr_pub_entry *entry,
 			 const struct xshm_mr_pub_desc *desc)
 {
+	/*
+	 * RELEASE: an unpinned reader (xshm_mr_pub_check) that reads one of
+	 * the fields below then sees the withdrawal before them.
+	 */
+	atomic_thread_fence(memory_order_release);
 	atomic_store_explicit(&entry->key, desc->key, memory_order_relaxed);
 	atomic_store_explicit(&entry->base, desc->base, memory_order_relaxed);
 	atomic_store_explicit(&entry->len, desc->len, memory_order_relaxed);
@@ -259,6 +264,24 @@ int xshm_mr_pub_pin(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
 	pin->events = atomic_load_explicit(&entry->events,
 					   memory_order_seq_cst);
 	return 0;
+}
+
+int xshm_mr_pub_check(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
+		      uint64_t len, uint32_t access)
+{
+	struct xshm_mr_pub_entry *entry;
+	uint64_t state;
+	int ret;
+
+	entry = find_live(pub, key, &state);
+	if (!entry)
+		return -ENOENT;
+	ret = check_entry(entry, addr, len, access);
+	/* ACQUIRE: the fields read above come before the state read below. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&entry->state, memory_order_relaxed) != state)
+		return -EBUSY;
+	return ret;
 }
 
 void xshm_mr_pub_unpin(struct xshm_mr_pin *pin)

@@ -19,6 +19,10 @@
  *   3. re-read state (SEQ_CST): not s any more -> release, -EBUSY;
  *   4. check access and range from the fields, copy, release the slot
  *      (RELEASE store of 0: the copy, a finished system call, precedes it).
+ * Checking without a pin (an operation the owner applies itself, whose
+ * memory the initiator never touches): 1, then the fields, an ACQUIRE fence
+ * and state again, unchanged or -EBUSY: a seqlock, the owner's RELEASE
+ * fence before it rewrites the fields of a withdrawn entry its other half.
  * Why SEQ_CST in 2, 3 and unpublish: it is Dekker's pattern, a store then a
  * load of another location on each side.  In the single order of SEQ_CST
  * operations either the initiator's claim precedes the owner's scan of that
@@ -87,6 +91,12 @@ struct xshm_mr_pin {
 int xshm_mr_pub_pin(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
 		    uint64_t len, uint32_t access, struct xshm_mr_pin *pin);
 void xshm_mr_pub_unpin(struct xshm_mr_pin *pin);
+/*
+ * Initiator: whether key grants access to [addr, addr + len), as
+ * xshm_mr_pub_pin answers, pinning nothing: it holds when checked only.
+ */
+int xshm_mr_pub_check(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
+		      uint64_t len, uint32_t access);
 
 /* This process as a holder: pid << 32 | its start time's low bits. */
 uint64_t xshm_mr_pub_self(void);

@@ -1,23 +1,39 @@
 /* The RMA tests' target and initiator (rma_rig.h). */
 #include "rma_rig.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm/layout.h"
 
 const size_t rma_sizes[RMA_SIZES] = { 100, 5000, MR_LEN };
 
-static bool fast_mode;
+static enum rig_mode rma_mode;
 
-void rig_force_fast(bool fast)
+void rig_force_mode(enum rig_mode m)
 {
-	fast_mode = fast;
-	XT_ASSERT(setenv("FI_XSHM_RMA_FAST", fast ? "1" : "0", 1) == 0,
-		  "setenv");
+	static const char *const value[] = {
+		[RIG_TARGET] = "0", [RIG_FAST] = "1", [RIG_AUTO] = "auto",
+	};
+
+	rma_mode = m;
+	XT_ASSERT(setenv("FI_XSHM_RMA_FAST", value[m], 1) == 0, "setenv");
 }
 
-bool rig_fast(void)
+enum rig_mode rig_mode(void)
 {
-	return fast_mode;
+	return rma_mode;
+}
+
+bool rig_initiator_copies(size_t len)
+{
+	return rma_mode == RIG_FAST ||
+	       (rma_mode == RIG_AUTO && len > XSHM_RMA_INLINE_MAX);
 }
 
 struct xt_cfg rma_cfg(uint64_t mr_mode)
@@ -89,7 +105,7 @@ static void target_open(struct target *t, const struct target_opts *o,
 	t->buf = malloc(TBUF_LEN);
 	XT_ASSERT(t->buf, "malloc");
 	xt_fill(t->buf, TBUF_LEN, TSEED, 0);
-	bool counted = o->counted || !fast_mode;
+	bool counted = o->counted || rma_mode == RIG_TARGET;
 
 	xt_open_upto(&t->x, cfg, XT_BOUND);
 	t->rw = open_cntr(t->x.domain);
@@ -137,9 +153,25 @@ static uint64_t target_refill(struct target *t)
 	return 1;
 }
 
-static bool target_serve(struct target *t, int sock, uint8_t cmd)
+/* Progress calls that drain more than a ring holds (64 cells a call). */
+#define SETTLE_PROGRESS	32
+
+static void target_settle(struct target *t)
 {
+	for (int i = 0; i < SETTLE_PROGRESS; i++)
+		xt_progress(&t->x);
+}
+
+static bool target_serve(struct target *t, int sock, uint8_t cmd,
+			 bool progress)
+{
+	if (progress && (cmd == T_DUMP || cmd == T_EVENTS))
+		target_settle(t);
 	switch (cmd) {
+	case T_SETTLE:
+		target_settle(t);
+		xt_signal(sock, T_OK);
+		return true;
 	case T_DUMP:
 		xt_send_bytes(sock, t->buf, TBUF_LEN);
 		return true;
@@ -184,9 +216,13 @@ void target_child(int sock, void *arg)
 	xt_exchange(&t.x, sock);
 	xt_send_u64(sock, fi_mr_key(t.mr));
 	xt_send_u64(sock, virt ? (uintptr_t) (t.buf + GUARD) : 0);
-	while (target_serve(&t, sock, o->progress ? xt_wait_progress(sock, &t.x) :
-						    xt_wait(sock)))
-		;
+	for (;;) {
+		uint8_t cmd = o->progress ? xt_wait_progress(sock, &t.x) :
+					    xt_wait(sock);
+
+		if (!target_serve(&t, sock, cmd, o->progress))
+			break;
+	}
 	if (t.mr)
 		XT_ASSERT_OK(fi_close(&t.mr->fid));
 	for (unsigned i = 0; i < o->extra_regs; i++)
@@ -244,6 +280,42 @@ void rig_stop(struct rig *r)
 	xt_join(&r->c);
 	close_with_cntrs(&r->x, r->wc, r->rc);
 	free(r);
+}
+
+void settle_target(struct rig *r)
+{
+	xt_signal(r->c.sock, T_SETTLE);
+	XT_ASSERT(xt_wait(r->c.sock) == T_OK, "settle");
+}
+
+static uint64_t target_ep_id(struct rig *r)
+{
+	char name[256] = "";
+	size_t len = sizeof(name) - 1;
+	unsigned long long node, ep_id;
+
+	XT_ASSERT_OK(fi_av_lookup(r->x.av, r->peer, name, &len));
+	XT_ASSERT(sscanf(name, "fi_xshm://%16llx/%16llx", &node, &ep_id) == 2,
+		  "name %s", name);
+	return ep_id;
+}
+
+void *map_target(struct rig *r, size_t *size)
+{
+	char path[128];
+	struct stat st;
+	void *base;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/xshm-%u-%016llx",
+		 (unsigned) geteuid(), (unsigned long long) target_ep_id(r));
+	fd = open(path, O_RDWR);
+	XT_ASSERT(fd >= 0 && fstat(fd, &st) == 0, "%s", path);
+	*size = (size_t) st.st_size;
+	base = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	XT_ASSERT(base != MAP_FAILED, "mmap");
+	return base;
 }
 
 void dump_target(struct rig *r)

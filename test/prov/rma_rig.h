@@ -22,7 +22,7 @@
 
 /* Commands to the target. */
 enum { T_DUMP = 1, T_EVENTS, T_CQ_DATA, T_CLOSE_MR, T_WAIT_MR, T_OK, T_QUIT,
-       T_REFILL };
+       T_REFILL, T_SETTLE };
 
 struct target_opts {
 	uint64_t access;
@@ -64,14 +64,19 @@ void close_with_cntrs(struct xt_ep *x, struct fid_cntr *a, struct fid_cntr *b);
 void target_child(int sock, void *arg);
 
 /*
- * Every RMA test runs twice, the initiator forced to copy itself
- * (FI_XSHM_RMA_FAST=1, its own build: XT_RMA_FAST=1) or to leave it to the
- * target (=0).  Fast, the target binds no remote counter unless the test
- * asks for them (opts.counted, rig_start_counted): counting is the
- * target's, so counters send the operations its way.  Called by main.
+ * Every RMA test runs in each FI_XSHM_RMA_FAST mode, a build each
+ * (XT_RMA_MODE): the target does it all (=0, RIG_TARGET), the initiator
+ * copies itself at every size (=1, RIG_FAST), or by size (auto, RIG_AUTO:
+ * small writes posted, large operations copied).  But for RIG_TARGET the
+ * target binds no remote counter unless the test asks for them
+ * (opts.counted, rig_start_counted): counting is the target's, so counters
+ * send the operations its way.  Called by main.
  */
-void rig_force_fast(bool fast);
-bool rig_fast(void);
+enum rig_mode { RIG_TARGET, RIG_FAST, RIG_AUTO };
+void rig_force_mode(enum rig_mode mode);
+enum rig_mode rig_mode(void);
+/* Whether an operation of len bytes completes without the target. */
+bool rig_initiator_copies(size_t len);
 
 /* The target with a registration of access, FI_MR_VIRT_ADDR|FI_MR_PROV_KEY. */
 struct rig *rig_start(uint64_t access);
@@ -84,6 +89,14 @@ struct rig *rig_start_counted(uint64_t access);
 void rig_start_with(struct rig *r, uint64_t access, uint64_t mr_mode,
 		    bool progress);
 void rig_stop(struct rig *r);
+/*
+ * The target applies what its ring holds (posted writes complete before
+ * it does), even one that does not progress otherwise.  A progressing
+ * target does so before it dumps or reports its counters.
+ */
+void settle_target(struct rig *r);
+/* The target's region, mapped: munmap(it, *size) when done. */
+void *map_target(struct rig *r, size_t *size);
 /* The target's whole buffer, into r->tbuf. */
 void dump_target(struct rig *r);
 /* The target holds ISEED's bytes at [off, off + len) of its region only. */

@@ -247,12 +247,12 @@ static Suite *rma_suite(void)
 	return s;
 }
 
-#ifndef XT_RMA_FAST
-#define XT_RMA_FAST	0
+#ifndef XT_RMA_MODE
+#define XT_RMA_MODE	RIG_TARGET
 #endif
 
 int main(void)
 {
-	rig_force_fast(XT_RMA_FAST);
+	rig_force_mode(XT_RMA_MODE);
 	return xt_run_suite(rma_suite());
 }

@@ -217,15 +217,15 @@ START_TEST(dead_target_fails_within_timeout)
 	int ctx[4];
 
 	rig_start_with(r, ALL_ACCESS, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
-	/* Fast, the writes would complete at once: the target dies first. */
-	if (rig_fast()) {
+	/* Copied by the initiator, they would complete at once: die first. */
+	if (rig_initiator_copies(5000)) {
 		kill(r->c.pid, SIGKILL);
 		xt_join_killed(&r->c);
 	}
 	for (int i = 0; i < 4; i++)
 		XT_POST(&r->x, fi_write(r->x.ep, buf, i % 2 ? MR_LEN : 5000, NULL,
 					r->peer, r->addr, r->key, &ctx[i]));
-	if (!rig_fast()) {
+	if (!rig_initiator_copies(5000)) {
 		kill(r->c.pid, SIGKILL);
 		xt_join_killed(&r->c);
 	}
@@ -269,12 +269,12 @@ static Suite *rma_checks_suite(void)
 	return s;
 }
 
-#ifndef XT_RMA_FAST
-#define XT_RMA_FAST	0
+#ifndef XT_RMA_MODE
+#define XT_RMA_MODE	RIG_TARGET
 #endif
 
 int main(void)
 {
-	rig_force_fast(XT_RMA_FAST);
+	rig_force_mode(XT_RMA_MODE);
 	return xt_run_suite(rma_checks_suite());
 }

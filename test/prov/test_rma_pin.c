@@ -8,13 +8,11 @@
  */
 #include "rma_rig.h"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,35 +104,13 @@ struct mapped {
 	struct xshm_mr_pub_entry *entry;	/* of r->key */
 };
 
-static uint64_t target_ep_id(struct rig *r)
-{
-	char name[256] = "";
-	size_t len = sizeof(name) - 1;
-	unsigned long long node, ep_id;
-
-	XT_ASSERT_OK(fi_av_lookup(r->x.av, r->peer, name, &len));
-	XT_ASSERT(sscanf(name, "fi_xshm://%16llx/%16llx", &node, &ep_id) == 2,
-		  "name %s", name);
-	return ep_id;
-}
-
 /* The target's region mapped, and r->key's published entry or NULL. */
 static struct mapped map_region(struct rig *r)
 {
 	struct mapped m = { 0 };
 	struct xshm_mr_pub *pub;
-	char path[128];
-	struct stat st;
-	int fd;
 
-	snprintf(path, sizeof(path), "/dev/shm/xshm-%u-%016llx",
-		 (unsigned) geteuid(), (unsigned long long) target_ep_id(r));
-	fd = open(path, O_RDWR);
-	XT_ASSERT(fd >= 0 && fstat(fd, &st) == 0, "%s", path);
-	m.size = (size_t) st.st_size;
-	m.base = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	XT_ASSERT(m.base != MAP_FAILED, "mmap");
+	m.base = map_target(r, &m.size);
 	pub = (struct xshm_mr_pub *) ((char *) m.base +
 		((struct xshm_region_hdr *) m.base)->mr_offset);
 	for (unsigned i = 0; i < XSHM_MR_PUB_SLOTS; i++)
@@ -335,6 +311,6 @@ static Suite *rma_pin_suite(void)
 
 int main(void)
 {
-	rig_force_fast(true);
+	rig_force_mode(RIG_FAST);
 	return xt_run_suite(rma_pin_suite());
 }

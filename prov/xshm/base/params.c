@@ -84,8 +84,11 @@ static void define_params(void)
 		"target publishes, without a round trip through the target: "
 		"1 (wherever the operation allows it: a single-buffer "
 		"registration among the first ones, no remote CQ data, no "
-		"remote counters), 0 (never: the target copies) or auto "
-		"(default: auto, today the same as 1).");
+		"remote counters), 0 (never: the target copies, and every "
+		"operation waits for its ack) or auto (default: operations of "
+		"up to 1816 bytes go through the target's ring, writes among "
+		"them completing once there where the initiator could check "
+		"them; larger ones as 1).");
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "
 		"an ack, messages still arriving), it checks this often, in "

@@ -71,9 +71,9 @@ struct xshm_params {
 		XSHM_PEER_ABI_SPEC,
 		XSHM_PEER_ABI_LIBFABRIC,
 	} peer_abi;
-	/* RMA copied by its initiator where the target allows (rma_fast.c) */
+	/* RMA checked by its initiator where the target allows (rma_way.c) */
 	enum xshm_rma_fast_mode {
-		XSHM_RMA_FAST_AUTO,	/* wherever it may: today as on */
+		XSHM_RMA_FAST_AUTO,	/* small: posted writes; large: CMA */
 		XSHM_RMA_FAST_ON,
 		XSHM_RMA_FAST_OFF,
 	} rma_fast;

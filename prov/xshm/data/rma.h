@@ -3,7 +3,10 @@
  * target's key, address and length and its own buffers (rma_send.c); the
  * target checks it against its registrations and moves the data, in one
  * copy or through its ring (rma_target.c, rma_reply.c), then acks with a
- * status that completes the operation.
+ * status that completes the operation.  Where the target publishes its
+ * registrations the initiator checks them itself and either copies
+ * (rma_fast.c) or, for a small write, completes once the command is in the
+ * ring, unacked (rma_way.c chooses).
  */
 #ifndef XSHM_RMA_H
 #define XSHM_RMA_H
@@ -27,11 +30,12 @@ struct xshm_rma_op {
 	uint64_t key;
 	uint64_t addr;
 	bool single_copy;	/* the target copies it all, CMA */
+	bool posted;		/* completes once pushed: XSHM_CMD_POSTED */
 	unsigned char inject[];	/* FI_INJECT: the bytes, the buffer gone */
 };
 
-/* An operation the initiator may copy itself (rma_fast.c). */
-struct xshm_rma_fast {
+/* An operation as posted, for the initiator's own checks. */
+struct xshm_rma_desc {
 	bool write;
 	const struct iovec *iov;
 	size_t count;
@@ -42,13 +46,32 @@ struct xshm_rma_fast {
 	uint64_t flags;
 };
 
+/* How an operation is tried first; what is refused goes to the target. */
+enum xshm_rma_way {
+	XSHM_RMA_VIA_TARGET,	/* the target checks and copies, then acks */
+	XSHM_RMA_VIA_CMA,	/* the initiator copies (rma_fast.c) */
+	XSHM_RMA_VIA_RING,	/* in the cell; a write posted where it may */
+};
+
+/* rma_way.c */
+enum xshm_rma_way xshm_rma_way_of(size_t total, uint64_t flags);
+/*
+ * Whether op, a write, may be posted: 1 yes, 0 no (it goes acked), or the
+ * negative error it fails with, found here.  Under the domain lock.
+ */
+int xshm_rma_posted_check(const struct xshm_ep *ep,
+			  const struct xshm_peer *peer,
+			  const struct xshm_rma_desc *op);
+
 /*
  * rma_fast.c: true when op was done here (completed, maybe in error),
  * false when it takes the target-driven path.  Under the domain lock.
  */
-struct xshm_peer;
 bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
-		       const struct xshm_rma_fast *op);
+		       const struct xshm_rma_desc *op);
+/* op's completion, with err (0: success), at the call. */
+void xshm_rma_complete_now(struct xshm_ep *ep, const struct xshm_rma_desc *op,
+			   int err);
 
 /* rma_send.c: op is XSHM_OP_WRITE or XSHM_OP_READ. */
 ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,

@@ -3,7 +3,7 @@
  * registration (objects/mr_pub.c, shm/mr_pub.h), the initiator checks key,
  * access and range itself, pins the entry, copies straight into or out of
  * the target's memory with its single-copy engine (CMA) and completes at
- * once; the target takes no part.  Otherwise (FI_XSHM_RMA_FAST=0, no
+ * once; the target takes no part.  Otherwise (not chosen, rma_way.c; no
  * engine, remote CQ data, remote counters to count, operations queued
  * before it, a fence still holding, an unpublished registration, no free
  * holder slot) the operation goes the target-driven way (rma_send.c).
@@ -11,13 +11,14 @@
  * Ordering: xshm promises FI_ORDER_SAS only (objects/attr.c), so an
  * operation may pass RMA still waiting for its ack.  It never passes one
  * still queued, and a fenced one goes this way only when nothing before it
- * is outstanding, so fences hold.
+ * is outstanding, so fences hold (posted writes, which complete before
+ * their target applies them, keep fenced operations in the ring:
+ * rma_way.c).
  */
 #include <errno.h>
 
 #include "data/rma.h"
 #include "base/list.h"
-#include "base/params.h"
 #include "data/liveness.h"
 #include "objects/ep.h"
 #include "peer/peer.h"
@@ -32,8 +33,8 @@ static bool may_go_fast(const struct xshm_ep *ep,
 {
 	const struct xshm_mr_pub *pub = peer->region.mr_pub;
 
-	if (xshm_params.rma_fast == XSHM_RMA_FAST_OFF || !ep->scopy || !pub ||
-	    peer->owner.pid <= 0 || (flags & FI_REMOTE_CQ_DATA))
+	if (!ep->scopy || !pub || peer->owner.pid <= 0 ||
+	    (flags & FI_REMOTE_CQ_DATA))
 		return false;
 	if (!xshm_dlist_empty(&ep->rma_queue))
 		return false;
@@ -47,8 +48,8 @@ static bool may_go_fast(const struct xshm_ep *ep,
 	       xshm_region_is_open(&peer->region);
 }
 
-static void complete(struct xshm_ep *ep, const struct xshm_rma_fast *op,
-		     int err)
+void xshm_rma_complete_now(struct xshm_ep *ep, const struct xshm_rma_desc *op,
+			   int err)
 {
 	uint64_t comp_flags = FI_RMA | (op->write ? FI_WRITE : FI_READ);
 
@@ -65,7 +66,7 @@ static void complete(struct xshm_ep *ep, const struct xshm_rma_fast *op,
 
 /* The copy under pin; 0 or the error the target-driven path reports. */
 static int copy(struct xshm_ep *ep, const struct xshm_peer *peer,
-		const struct xshm_rma_fast *op, const struct xshm_mr_pin *pin)
+		const struct xshm_rma_desc *op, const struct xshm_mr_pin *pin)
 {
 	struct iovec remote = {
 		.iov_base = (void *) (uintptr_t) pin->local,
@@ -87,7 +88,7 @@ static int copy(struct xshm_ep *ep, const struct xshm_peer *peer,
 }
 
 bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
-		       const struct xshm_rma_fast *op)
+		       const struct xshm_rma_desc *op)
 {
 	uint32_t role = op->write ? XSHM_MR_PUB_WRITE : XSHM_MR_PUB_READ;
 	struct xshm_mr_pub *pub = peer->region.mr_pub;
@@ -100,11 +101,11 @@ bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
 	if (ret == -ENOENT &&
 	    !atomic_load_explicit(&pub->unpublished, memory_order_seq_cst)) {
 		/* Every registration is published: the key is none. */
-		complete(ep, op, FI_EINVAL);
+		xshm_rma_complete_now(ep, op, FI_EINVAL);
 		return true;
 	}
 	if (ret == -EACCES) {
-		complete(ep, op, FI_EACCES);
+		xshm_rma_complete_now(ep, op, FI_EACCES);
 		return true;
 	}
 	if (ret)
@@ -115,6 +116,6 @@ bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
 	}
 	ret = copy(ep, peer, op, &pin);
 	xshm_mr_pub_unpin(&pin);
-	complete(ep, op, ret);
+	xshm_rma_complete_now(ep, op, ret);
 	return true;
 }

@@ -6,7 +6,8 @@
  * write's bytes inline in as many commands as they take and a read as one
  * command the target answers in cells.  Once pushed it waits in
  * ep->tx_wait_ack, as acked sends do, for the target's ack: its status
- * completes the operation, and a target that dies fails it (ack.c).
+ * completes the operation, and a target that dies fails it (ack.c).  A
+ * posted write (rma_way.c) completes once pushed instead.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,69 +51,92 @@ static bool takes_single_copy(const struct xshm_ep *ep,
 
 static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 				  struct xshm_peer *peer, uint8_t kind,
-				  const struct iovec *iov, size_t count,
-				  size_t total, uint64_t flags)
+				  const struct xshm_rma_desc *d, bool posted)
 {
-	bool inject = flags & FI_INJECT;
-	struct xshm_rma_op *op = calloc(1, sizeof(*op) + (inject ? total : 0));
+	bool inject = d->flags & FI_INJECT;
+	struct xshm_rma_op *op = calloc(1, sizeof(*op) +
+					   (inject ? d->total : 0));
 
 	if (!op)
 		return NULL;
 	op->tx.op = kind;
 	op->tx.dest_ep_id = peer->ep_id;
 	op->tx.dest_owner = peer->owner;
-	op->tx.total = total;
-	op->tx.fence = flags & FI_FENCE;
-	op->tx.ack_id = xshm_ack_new_id(ep);
+	op->tx.context = d->context;
+	op->tx.total = d->total;
+	op->tx.fence = d->flags & FI_FENCE;
+	op->tx.ack_id = posted ? 0 : xshm_ack_new_id(ep);
 	op->tx.comp_flags = FI_RMA | (kind == XSHM_OP_WRITE ? FI_WRITE : FI_READ);
-	op->tx.cq_entry = flags & FI_COMPLETION;
-	if (flags & FI_REMOTE_CQ_DATA)
+	op->tx.cq_entry = d->flags & FI_COMPLETION;
+	if (d->flags & FI_REMOTE_CQ_DATA)
 		op->tx.cmd_flags = XSHM_CMD_REMOTE_CQ_DATA;
-	op->single_copy = takes_single_copy(ep, peer, total);
+	op->key = d->key;
+	op->addr = d->addr;
+	op->single_copy = takes_single_copy(ep, peer, d->total);
+	op->posted = posted;
 	if (inject) {
-		xshm_iov_copy_from(op->inject, iov, count, 0, total);
+		xshm_iov_copy_from(op->inject, d->iov, d->count, 0, d->total);
 		op->tx.iov[0].iov_base = op->inject;
-		op->tx.iov[0].iov_len = total;
+		op->tx.iov[0].iov_len = d->total;
 		op->tx.iov_count = 1;
 	} else {
-		memcpy(op->tx.iov, iov, count * sizeof(*iov));
-		op->tx.iov_count = count;
+		memcpy(op->tx.iov, d->iov, d->count * sizeof(*d->iov));
+		op->tx.iov_count = d->count;
 	}
 	return op;
+}
+
+/*
+ * Tries op the way chosen for it: true when it was done here (completed,
+ * maybe in error), else false, *posted saying whether it goes unacked.
+ */
+static bool done_here(struct xshm_ep *ep, struct xshm_peer *peer,
+		      const struct xshm_rma_desc *op, bool *posted)
+{
+	enum xshm_rma_way way = xshm_rma_way_of(op->total, op->flags);
+	int ret;
+
+	*posted = false;
+	if (way == XSHM_RMA_VIA_CMA)
+		return xshm_rma_fast_try(ep, peer, op);
+	if (way != XSHM_RMA_VIA_RING)
+		return false;
+	ret = xshm_rma_posted_check(ep, peer, op);
+	if (ret < 0)
+		xshm_rma_complete_now(ep, op, -ret);
+	*posted = ret > 0;
+	return ret < 0;
 }
 
 ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
 		      uint64_t data, void *context, uint64_t flags)
 {
+	struct xshm_rma_desc desc = {
+		.write = kind == XSHM_OP_WRITE, .iov = iov, .count = count,
+		.addr = addr, .key = key, .context = context, .flags = flags,
+	};
 	struct xshm_peer *peer;
 	struct xshm_rma_op *op;
-	size_t total;
-	ssize_t ret = check_rma(ep, iov, count, flags, &total);
+	bool posted;
+	ssize_t ret = check_rma(ep, iov, count, flags, &desc.total);
 
 	if (ret)
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = xshm_av_peer(ep->av, dest, &peer);
-	if (!ret && xshm_rma_fast_try(ep, peer, &(struct xshm_rma_fast) {
-			.write = kind == XSHM_OP_WRITE, .iov = iov,
-			.count = count, .total = total, .addr = addr,
-			.key = key, .context = context, .flags = flags })) {
-		xshm_lock_release(&ep->domain->lock);
-		return 0;
-	}
-	op = ret ? NULL : new_op(ep, peer, kind, iov, count, total, flags);
-	if (op) {
-		op->tx.dest = dest;
-		op->tx.context = context;
-		op->tx.data = data;
-		op->key = key;
-		op->addr = addr;
-		xshm_dlist_append(&ep->rma_queue, &op->tx.link);
-		xshm_rma_progress(ep);
-	} else if (!ret) {
+	if (ret || done_here(ep, peer, &desc, &posted))
+		goto out;
+	op = new_op(ep, peer, kind, &desc, posted);
+	if (!op) {
 		ret = -FI_ENOMEM;
+		goto out;
 	}
+	op->tx.dest = dest;
+	op->tx.data = data;
+	xshm_dlist_append(&ep->rma_queue, &op->tx.link);
+	xshm_rma_progress(ep);
+out:
 	xshm_lock_release(&ep->domain->lock);
 	return ret;
 }
@@ -167,7 +191,11 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 				   op->tx.iov_count, op->tx.sent, len);
 	cmd->op = op->tx.op;
 	cmd->proto = proto;
-	cmd->flags = op->tx.cmd_flags | (last ? XSHM_CMD_ACK : 0);
+	if (last)
+		cmd->flags = op->tx.cmd_flags |
+			     (op->posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK);
+	else
+		cmd->flags = op->tx.cmd_flags;
 	cmd->chunk_len = (uint32_t) (sizeof(rma) + (inline_bytes ? len : 0));
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = 0;
@@ -247,6 +275,19 @@ static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
 	return ret;
 }
 
+/* Atomics share the queue: only a struct xshm_rma_op has posted. */
+static bool is_posted(const struct xshm_rma_op *op)
+{
+	return op->tx.op != XSHM_OP_ATOMIC && op->posted;
+}
+
+/* A posted write is done once in the target's ring. */
+static void complete_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
+{
+	xshm_report_tx(ep, op->tx.context, op->tx.comp_flags, op->tx.cq_entry);
+	free(op);
+}
+
 static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
 {
 	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
@@ -280,6 +321,8 @@ void xshm_rma_progress(struct xshm_ep *ep)
 		xshm_dlist_remove(&op->tx.link);
 		if (ret)
 			fail_op(ep, op, (int) -ret);
+		else if (is_posted(op))
+			complete_posted(ep, op);
 		else
 			xshm_dlist_append(&ep->tx_wait_ack, &op->tx.link);
 	}

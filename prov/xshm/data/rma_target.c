@@ -6,7 +6,9 @@
  * the initiator's buffers, whose pid must be that of the region of the
  * sender, or the bytes in the cell for a write, or cells back for a read
  * (rma_reply.c).  The last command of an operation is acked with the
- * status, and reports the remote events of a successful one.
+ * status, and reports the remote events of a successful one; a posted
+ * write (XSHM_CMD_POSTED), completed at its initiator already, is not
+ * acked, and one that fails is dropped with a warning.
  */
 #include <string.h>
 
@@ -47,6 +49,15 @@ static bool piece_valid(const struct xshm_cmd *cmd, const struct xshm_rma *rma,
 	       rma->len <= cmd->msg_size - rma->offset;
 }
 
+/* A posted write is whole in its cell, and acked by nobody. */
+static bool posted_valid(const struct xshm_cmd *cmd,
+			 const struct xshm_rma *rma)
+{
+	return cmd->op == XSHM_OP_WRITE && cmd->proto == XSHM_PROTO_INLINE &&
+	       !(cmd->flags & XSHM_CMD_ACK) && !rma->offset &&
+	       rma->len == cmd->msg_size;
+}
+
 /* The shape of a command, before any of it is trusted. */
 static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			  const struct xshm_rma *rma)
@@ -54,6 +65,8 @@ static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	bool write = cmd->op == XSHM_OP_WRITE;
 
 	if (cmd->msg_size > XSHM_MAX_MSG_SIZE)
+		return false;
+	if ((cmd->flags & XSHM_CMD_POSTED) && !posted_valid(cmd, rma))
 		return false;
 	if (cmd->proto == XSHM_PROTO_BUF)
 		return write && cmd->chunk_len == sizeof(*rma) &&
@@ -159,6 +172,19 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		mr_cntr->owner_ops->inc(mr_cntr);
 }
 
+/* Its initiator has completed it: nobody to tell of a failure but the log. */
+static void finish_posted(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			  const struct xshm_mr_entry *mr, int ret)
+{
+	if (!ret) {
+		report_target(ep, cmd, mr);
+		return;
+	}
+	XSHM_WARN(FI_LOG_EP_DATA,
+		  "posted RMA write of %llu bytes dropped: %s\n",
+		  (unsigned long long) cmd->msg_size, fi_strerror(-ret));
+}
+
 void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			    const struct xshm_cmd *shared)
 {
@@ -183,6 +209,10 @@ void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (cmd->proto == XSHM_PROTO_BUF &&
 	    xshm_pool_owned_by(&ep->region.pool, cmd->buf_index, cmd->src_ep_id))
 		xshm_buf_return(ep, cmd->buf_index, cmd->src_ep_id);
+	if (cmd->flags & XSHM_CMD_POSTED) {
+		finish_posted(ep, cmd, mr, ret);
+		return;
+	}
 	if (!(cmd->flags & XSHM_CMD_ACK))
 		return;
 	if (ret >= 0)
