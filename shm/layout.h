@@ -52,7 +52,7 @@
  */
 #define XSHM_SPLIT_CHUNK_MIN	(128u << 10)
 #define XSHM_SPLIT_CHUNK_MAX	(2u << 20)
-#define XSHM_SPLIT_RMA_CHUNK_MIN	(32u << 10)
+#define XSHM_SPLIT_RMA_CHUNK_MIN	(128u << 10)
 #define XSHM_SPLIT_CHUNK_ALIGN	4096
 #define XSHM_SPLIT_CHUNKS_MAX	0xffffu		/* front and back: 16 bits */
 #define XSHM_SPLIT_FAILED	(1ull << 32)	/* in pushed: a push failed */

@@ -13,7 +13,7 @@
 #include <rdma/fi_rma.h>
 
 #define GUARD		(16u << 10)
-#define MR_LEN		(64u << 10)
+#define MR_LEN		(256u << 10)
 #define TBUF_LEN	(GUARD + MR_LEN + GUARD)
 #define TSEED		7	/* the target's bytes */
 #define ISEED		11	/* the initiator's */

@@ -1,7 +1,7 @@
 /*
  * Initiator-driven RMA split with its target (data/rma_split.c), forced at
  * every size that makes two chunks or more (FI_XSHM_RMA_SPLIT_MIN=1, in
- * RIG_FAST; chunks from 32 KiB, so operations above 32 KiB split): bytes
+ * RIG_FAST; chunks from 128 KiB, so operations above 128 KiB split): bytes
  * land exactly around chunk boundaries, a target that never progresses
  * leaves the whole copy to the initiator and its late offers touch
  * nothing, a target killed while splitting fails or completes the
@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Around the chunk boundaries of two-chunk operations (32 KiB + 1 up). */
+/* Around the chunk boundaries of two-chunk operations (128 KiB + 1 up). */
 static const size_t split_sizes[] = {
-	(32u << 10) + 1, 40000, (48u << 10) + 123, (60u << 10) + 4095,
+	(128u << 10) + 1, 150000, (192u << 10) + 123, (240u << 10) + 4095,
 	MR_LEN - 1, MR_LEN,
 };
 #define SPLIT_SIZES	(sizeof(split_sizes) / sizeof(split_sizes[0]))

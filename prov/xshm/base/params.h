@@ -41,7 +41,7 @@
 #define XSHM_CELLS_ALWAYS_MAX	4096
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
-#define XSHM_RMA_SPLIT_MIN	((size_t) 256 << 10) /* default of rma_split_min */
+#define XSHM_RMA_SPLIT_MIN	((size_t) 128 << 10) /* default of rma_split_min */
 
 struct xshm_params {
 	uint64_t node_id;
