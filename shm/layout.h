@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	21
+#define XSHM_LAYOUT_VERSION	22
 #define XSHM_NAME_MAX		48
 
 /*
@@ -46,10 +46,13 @@
  * pulls from the front while the sender, offered the receiver's buffers
  * (XSHM_OP_OFFER), pushes from the back, each claiming a chunk before
  * copying it.  The claims live in the receiver's header; a receiver copies
- * one such message at a time.
+ * one such message at a time.  A large RMA operation its initiator copies
+ * may split alike (XSHM_CMD_SPLIT), in chunks from XSHM_SPLIT_RMA_CHUNK_MIN,
+ * under the claims in the initiator's header, the target taking the back.
  */
 #define XSHM_SPLIT_CHUNK_MIN	(128u << 10)
 #define XSHM_SPLIT_CHUNK_MAX	(2u << 20)
+#define XSHM_SPLIT_RMA_CHUNK_MIN	(128u << 10)
 #define XSHM_SPLIT_CHUNK_ALIGN	4096
 #define XSHM_SPLIT_CHUNKS_MAX	0xffffu		/* front and back: 16 bits */
 #define XSHM_SPLIT_FAILED	(1ull << 32)	/* in pushed: a push failed */
@@ -162,6 +165,12 @@ enum {
 #define XSHM_CMD_PUSH		(1u << 2)	/* RTS: the sender takes offers */
 #define XSHM_CMD_TIMED		(1u << 3)	/* report its time, id in ack_id */
 #define XSHM_CMD_POSTED		(1u << 4)	/* RMA write, whole: no ack */
+/*
+ * RMA, XSHM_PROTO_RTS, no ack: the initiator offers the target chunks of an
+ * operation it copies itself, from the back, under the claims of generation
+ * tag in the initiator's header (data/rma_split.c).
+ */
+#define XSHM_CMD_SPLIT		(1u << 5)
 
 /*
  * A command cell as a sender writes it.  XSHM_PROTO_SHORT, the common small

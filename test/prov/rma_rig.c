@@ -23,6 +23,13 @@ void rig_force_mode(enum rig_mode m)
 
 	rma_mode = m;
 	XT_ASSERT(setenv("FI_XSHM_RMA_FAST", value[m], 1) == 0, "setenv");
+	/*
+	 * RIG_FAST splits every operation of two chunks or more with its
+	 * target (data/rma_split.c); auto splits from the default size.
+	 */
+	if (m == RIG_FAST)
+		XT_ASSERT(setenv("FI_XSHM_RMA_SPLIT_MIN", "1", 1) == 0,
+			  "setenv");
 }
 
 enum rig_mode rig_mode(void)

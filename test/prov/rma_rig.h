@@ -13,7 +13,7 @@
 #include <rdma/fi_rma.h>
 
 #define GUARD		(16u << 10)
-#define MR_LEN		(64u << 10)
+#define MR_LEN		(256u << 10)
 #define TBUF_LEN	(GUARD + MR_LEN + GUARD)
 #define TSEED		7	/* the target's bytes */
 #define ISEED		11	/* the initiator's */
@@ -66,7 +66,8 @@ void target_child(int sock, void *arg);
 /*
  * Every RMA test runs in each FI_XSHM_RMA_FAST mode, a build each
  * (XT_RMA_MODE): the target does it all (=0, RIG_TARGET), the initiator
- * copies itself at every size (=1, RIG_FAST), or by size (auto, RIG_AUTO:
+ * copies itself at every size (=1, RIG_FAST, split with the target from
+ * two chunks: FI_XSHM_RMA_SPLIT_MIN=1), or by size (auto, RIG_AUTO:
  * small writes posted, large operations copied).  But for RIG_TARGET the
  * target binds no remote counter unless the test asks for them
  * (opts.counted, rig_start_counted): counting is the target's, so counters

@@ -89,6 +89,14 @@ static void define_params(void)
 		"up to 1816 bytes go through the target's ring, writes among "
 		"them completing once there where the initiator could check "
 		"them; larger ones as 1).");
+	fi_param_define(&xshm_prov, "rma_split_min", FI_PARAM_SIZE_T,
+		"RMA copied by its initiator (rma_fast) of this many bytes or "
+		"more is shared with the target: the initiator copies chunks "
+		"from the front and offers the target the chunks from the "
+		"back, which it copies when it progresses; the initiator takes "
+		"whatever the target has not begun, so it never waits on a "
+		"target that does not progress. 0: never (default: %zu).",
+		XSHM_RMA_SPLIT_MIN);
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "
 		"an ack, messages still arriving), it checks this often, in "
@@ -265,4 +273,6 @@ void xshm_read_params(void)
 						 XSHM_UNEXP_BYTES_MAX, SIZE_MAX);
 	xshm_params.peer_abi = param_peer_abi();
 	xshm_params.rma_fast = param_rma_fast();
+	xshm_params.rma_split_min = param_size("rma_split_min",
+					       XSHM_RMA_SPLIT_MIN, SIZE_MAX);
 }

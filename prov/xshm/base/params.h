@@ -41,6 +41,7 @@
 #define XSHM_CELLS_ALWAYS_MAX	4096
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
+#define XSHM_RMA_SPLIT_MIN	((size_t) 128 << 10) /* default of rma_split_min */
 
 struct xshm_params {
 	uint64_t node_id;
@@ -77,6 +78,8 @@ struct xshm_params {
 		XSHM_RMA_FAST_ON,
 		XSHM_RMA_FAST_OFF,
 	} rma_fast;
+	/* initiator-driven RMA split with the target from here; 0: never */
+	size_t rma_split_min;
 };
 extern struct xshm_params xshm_params;
 

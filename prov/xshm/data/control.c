@@ -25,7 +25,7 @@ bool xshm_control_push(struct xshm_ep *ep, struct xshm_region *peer,
 		return false;
 	cmd->op = ctl->op;
 	cmd->proto = ctl->proto;
-	cmd->flags = 0;
+	cmd->flags = ctl->flags;
 	cmd->chunk_len = ctl->payload_len;
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = ctl->tag;

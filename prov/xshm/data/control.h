@@ -11,6 +11,7 @@ struct xshm_region;
 struct xshm_control {
 	uint8_t op;
 	uint8_t proto;
+	uint16_t flags;		/* XSHM_CMD_*: 0 for most */
 	uint64_t tag;
 	uint64_t msg_size;
 	uint32_t ack_id;

@@ -73,6 +73,20 @@ bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
 void xshm_rma_complete_now(struct xshm_ep *ep, const struct xshm_rma_desc *op,
 			   int err);
 
+/*
+ * rma_split.c: whether op is large enough to split with its target; the
+ * initiator's copy of op into or out of remote (the target's pinned range),
+ * split; the target's part of a split offer, after its checks.
+ */
+bool xshm_rma_split_wanted(const struct xshm_rma_desc *op);
+int xshm_rma_split_copy(struct xshm_ep *ep, struct xshm_peer *peer,
+			const struct xshm_rma_desc *op,
+			const struct iovec *remote);
+struct xshm_rma;
+int xshm_rma_split_serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			 const struct xshm_rma *rma, const struct iovec *local,
+			 size_t nlocal);
+
 /* rma_send.c: op is XSHM_OP_WRITE or XSHM_OP_READ. */
 ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,
 		      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,

@@ -65,7 +65,7 @@ void xshm_rma_complete_now(struct xshm_ep *ep, const struct xshm_rma_desc *op,
 }
 
 /* The copy under pin; 0 or the error the target-driven path reports. */
-static int copy(struct xshm_ep *ep, const struct xshm_peer *peer,
+static int copy(struct xshm_ep *ep, struct xshm_peer *peer,
 		const struct xshm_rma_desc *op, const struct xshm_mr_pin *pin)
 {
 	struct iovec remote = {
@@ -76,7 +76,9 @@ static int copy(struct xshm_ep *ep, const struct xshm_peer *peer,
 
 	if (!op->total)
 		return 0;
-	if (op->write)
+	if (xshm_rma_split_wanted(op))
+		ret = xshm_rma_split_copy(ep, peer, op, &remote);
+	else if (op->write)
 		ret = ep->scopy->push(peer->owner.pid, op->iov, op->count,
 				      &remote, 1, 0, op->total);
 	else

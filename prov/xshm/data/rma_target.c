@@ -68,6 +68,10 @@ static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return false;
 	if ((cmd->flags & XSHM_CMD_POSTED) && !posted_valid(cmd, rma))
 		return false;
+	/* A split offer is an RTS its initiator waits on without an ack. */
+	if ((cmd->flags & XSHM_CMD_SPLIT) &&
+	    (cmd->proto != XSHM_PROTO_RTS || (cmd->flags & XSHM_CMD_ACK)))
+		return false;
 	if (cmd->proto == XSHM_PROTO_BUF)
 		return write && cmd->chunk_len == sizeof(*rma) &&
 		       piece_valid(cmd, rma, ep->region.pool.buf_size) &&
@@ -131,6 +135,8 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 				    local, &nlocal, mr);
 	if (ret)
 		return ret;
+	if (cmd->flags & XSHM_CMD_SPLIT)
+		return xshm_rma_split_serve(ep, cmd, rma, local, nlocal);
 	if (cmd->proto == XSHM_PROTO_RTS)
 		return single_copy(ep, cmd, rma, local, nlocal);
 	if (write && cmd->proto == XSHM_PROTO_BUF) {
