@@ -1,5 +1,9 @@
 /* See split.h. */
+#include <errno.h>
+#include <sched.h>
+
 #include "split.h"
+#include "shm/liveness.h"
 
 #define CHUNK_BITS	16
 #define CHUNK_MASK	((1ull << CHUNK_BITS) - 1)
@@ -105,4 +109,23 @@ bool xshm_split_sender_done(struct xshm_split *split, uint32_t gen,
 	}
 	*failed = pushed >= XSHM_SPLIT_FAILED;
 	return (pushed & (XSHM_SPLIT_FAILED - 1)) >= back_of(claims);
+}
+
+#define SPIN_BEFORE_YIELD	4096
+#define YIELDS_PER_CHECK	1024	/* between checks that the other runs */
+
+int xshm_split_wait_other(struct xshm_split *split, uint32_t gen,
+			  struct xshm_owner other)
+{
+	bool failed;
+
+	for (unsigned long polls = 0;
+	     !xshm_split_sender_done(split, gen, &failed); polls++) {
+		if (polls < SPIN_BEFORE_YIELD)
+			continue;
+		sched_yield();
+		if (polls % YIELDS_PER_CHECK == 0 && !xshm_owner_alive(other))
+			return -ESRCH;
+	}
+	return failed ? -EIO : 0;
 }

@@ -115,4 +115,14 @@ void xshm_split_pushed(struct xshm_split *split, bool failed);
 bool xshm_split_sender_done(struct xshm_split *split, uint32_t gen,
 			    bool *failed);
 
+struct xshm_owner;
+/*
+ * Receiver: waits until the chunks the other side claimed of generation
+ * gen are in (short: it claims a chunk only as it starts copying it),
+ * spinning, then yielding: 0, -EIO if a push failed, -ESRCH once the other
+ * side's process, other, is gone.
+ */
+int xshm_split_wait_other(struct xshm_split *split, uint32_t gen,
+			  struct xshm_owner other);
+
 #endif

@@ -22,7 +22,6 @@
  * chunk is in, so the target's fi_close(mr) still waits for the copy.
  */
 #include <errno.h>
-#include <sched.h>
 
 #include "data/rma.h"
 #include "base/params.h"
@@ -38,8 +37,6 @@
 #include "shm/region.h"
 #include "shm/scopy/split.h"
 
-#define SPIN_BEFORE_YIELD	4096
-#define YIELDS_PER_CHECK	1024	/* between checks that the target runs */
 
 /* Where chunk of an operation of len bytes starts, and its length. */
 static size_t chunk_at(long chunk, size_t len, size_t *offset)
@@ -119,26 +116,6 @@ static int copy_front(struct xshm_ep *ep, const struct xshm_peer *peer,
 	return ret;
 }
 
-/*
- * Until the target's claimed chunks are in: short, since it claims a chunk
- * only as it starts copying it, unless it died meanwhile.
- */
-static int wait_for_target(struct xshm_split *split, uint32_t gen,
-			   struct xshm_owner target)
-{
-	bool failed;
-
-	for (unsigned long polls = 0;
-	     !xshm_split_sender_done(split, gen, &failed); polls++) {
-		if (polls < SPIN_BEFORE_YIELD)
-			continue;
-		sched_yield();
-		if (polls % YIELDS_PER_CHECK == 0 && !xshm_owner_alive(target))
-			return -ESRCH;
-	}
-	return failed ? -EIO : 0;
-}
-
 int xshm_rma_split_copy(struct xshm_ep *ep, struct xshm_peer *peer,
 			const struct xshm_rma_desc *op,
 			const struct iovec *remote)
@@ -151,7 +128,7 @@ int xshm_rma_split_copy(struct xshm_ep *ep, struct xshm_peer *peer,
 	if (!offer(ep, peer, op, gen))
 		return copy_piece(ep, peer, op, remote, 0, op->total);
 	ret = copy_front(ep, peer, op, remote, gen);
-	waited = wait_for_target(split, gen, peer->owner);
+	waited = xshm_split_wait_other(split, gen, peer->owner);
 	return ret ? ret : waited;
 }
 

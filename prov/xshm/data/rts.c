@@ -16,7 +16,6 @@
  * offer on its next send (send_queue.c).  The receiver completes, and
  * acks, once the sender's claimed chunks are in.
  */
-#include <sched.h>
 
 #include "data/rts.h"
 #include "av/av.h"
@@ -35,8 +34,6 @@
 #include "shm/ring.h"
 #include "shm/scopy/split.h"
 
-#define SPIN_BEFORE_YIELD	4096
-#define YIELDS_PER_CHECK	1024	/* between checks that the sender runs */
 
 void xshm_rts_name(struct xshm_rts *rts, const struct iovec *iov,
 		   size_t count)
@@ -114,23 +111,6 @@ static bool push_offer(struct xshm_ep *ep, struct xshm_region *sender,
 
 	return offer_iov(msg->entry, len, &offer) &&
 	       xshm_control_push(ep, sender, &ctl);
-}
-
-/* Until the sender's claimed chunks are in, or it is gone: -EIO if lost. */
-static int wait_for_sender(struct xshm_split *split, uint32_t gen,
-			   struct xshm_owner sender)
-{
-	bool failed;
-
-	for (unsigned long polls = 0;
-	     !xshm_split_sender_done(split, gen, &failed); polls++) {
-		if (polls < SPIN_BEFORE_YIELD)
-			continue;
-		sched_yield();
-		if (polls % YIELDS_PER_CHECK == 0 && !xshm_owner_alive(sender))
-			return -EIO;
-	}
-	return failed ? -EIO : 0;
 }
 
 /* Chunks of the message from offset on, into the receive buffers. */
@@ -213,8 +193,8 @@ int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 	    !push_offer(ep, sender, msg, len, gen))
 		return pull_from(ep, msg, remote, nremote, 0, len);
 	ret = pull_front(ep, msg, remote, nremote, len, gen);
-	if (wait_for_sender(&ep->region.hdr->split, gen,
-			    xshm_region_owner(sender)) && !ret)
+	if (xshm_split_wait_other(&ep->region.hdr->split, gen,
+				  xshm_region_owner(sender)) && !ret)
 		ret = -EIO;
 	return ret;
 }
