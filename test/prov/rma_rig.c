@@ -40,7 +40,7 @@ enum rig_mode rig_mode(void)
 bool rig_initiator_copies(size_t len)
 {
 	return rma_mode == RIG_FAST ||
-	       (rma_mode == RIG_AUTO && len > XSHM_RMA_INLINE_MAX);
+	       (rma_mode == RIG_AUTO && len > RIG_POSTED_MAX);
 }
 
 struct xt_cfg rma_cfg(uint64_t mr_mode)

@@ -76,7 +76,12 @@ void target_child(int sock, void *arg);
 enum rig_mode { RIG_TARGET, RIG_FAST, RIG_AUTO };
 void rig_force_mode(enum rig_mode mode);
 enum rig_mode rig_mode(void);
-/* Whether an operation of len bytes completes without the target. */
+/*
+ * Writes the initiator posts through the target's bounce buffers, with
+ * FI_XSHM_RMA_POSTED_MAX unset (XSHM_RMA_POSTED_MAX), go up to here.
+ */
+#define RIG_POSTED_MAX	(8u << 10)
+/* Whether a write of len bytes completes without the target. */
 bool rig_initiator_copies(size_t len);
 
 /* The target with a registration of access, FI_MR_VIRT_ADDR|FI_MR_PROV_KEY. */

@@ -209,6 +209,9 @@ END_TEST
 
 /* ---- a target that dies ---- */
 
+/* Copied by the initiator in auto: past the posted writes. */
+#define COPIED	(RIG_POSTED_MAX + 1000)
+
 START_TEST(dead_target_fails_within_timeout)
 {
 	struct rig *r = calloc(1, sizeof(*r));
@@ -218,14 +221,14 @@ START_TEST(dead_target_fails_within_timeout)
 
 	rig_start_with(r, ALL_ACCESS, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
 	/* Copied by the initiator, they would complete at once: die first. */
-	if (rig_initiator_copies(5000)) {
+	if (rig_initiator_copies(COPIED)) {
 		kill(r->c.pid, SIGKILL);
 		xt_join_killed(&r->c);
 	}
 	for (int i = 0; i < 4; i++)
-		XT_POST(&r->x, fi_write(r->x.ep, buf, i % 2 ? MR_LEN : 5000, NULL,
+		XT_POST(&r->x, fi_write(r->x.ep, buf, i % 2 ? MR_LEN : COPIED, NULL,
 					r->peer, r->addr, r->key, &ctx[i]));
-	if (!rig_initiator_copies(5000)) {
+	if (!rig_initiator_copies(COPIED)) {
 		kill(r->c.pid, SIGKILL);
 		xt_join_killed(&r->c);
 	}

@@ -1,11 +1,13 @@
 /*
  * Posted writes (FI_XSHM_RMA_FAST=auto, rma_rig.h): a write that fits one
- * cell, checked by its initiator against the published registrations,
- * completes once in the target's ring, before the target applies it; a
- * check that fails is an error completion and pushes nothing; completion
- * levels past transmit still wait for the target; a registration closed
- * before the target applies the write drops it; a full ring queues it;
- * counters count at both ends.
+ * cell, or up to rma_posted_max in the target's bounce buffers, checked by
+ * its initiator against the published registrations, completes once in
+ * the target's ring, before the target applies it; a check that fails is
+ * an error completion and pushes nothing; completion levels past transmit
+ * still wait for the target; a registration closed before the target
+ * applies the write drops it; a full ring queues it; a target that does
+ * not drain its pool gets the rest copied by the initiator; counters
+ * count at both ends.
  */
 #include "rma_rig.h"
 
@@ -17,15 +19,23 @@
 
 #define SMALL	100
 
-/* A target that progresses only when told (settle_target). */
-static struct rig *idle_rig(uint64_t access)
+/*
+ * A target that progresses only when told (settle_target); counted, its
+ * remote counters keep every write from its initiator's single copy.
+ */
+static struct rig *idle_rig_with(uint64_t access, bool counted)
 {
 	struct rig *r = calloc(1, sizeof(*r));
 
 	XT_ASSERT(r, "calloc");
-	r->opts.counted = true;
+	r->opts.counted = counted;
 	rig_start_with(r, access, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
 	return r;
+}
+
+static struct rig *idle_rig(uint64_t access)
+{
+	return idle_rig_with(access, true);
 }
 
 /* The calls that post: fi_write, fi_writev, fi_writemsg, fi_inject_write. */
@@ -69,6 +79,85 @@ START_TEST(posted_write_completes_before_target_applies_it)
 	assert_untouched(r);
 	settle_target(r);
 	assert_written(r, off, len);
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
+/* Past one cell, in a bounce buffer: calls 0 to 2 at each size. */
+static const size_t buffered_len[] = {
+	XSHM_RMA_INLINE_MAX + 1, 4096 + 3, RIG_POSTED_MAX,
+};
+
+START_TEST(buffered_write_completes_before_target_applies_it)
+{
+	struct rig *r = idle_rig(ALL_ACCESS);
+	size_t len = buffered_len[_i / 3], off = MR_LEN - len;
+	unsigned char *buf = initiator_buf(len);
+	int ctx;
+
+	post_write(r, _i % 3, buf, len, off, &ctx);
+	expect_done(r, &ctx, FI_RMA | FI_WRITE);
+	memset(buf, 0xee, len);		/* its bytes are in the buffer */
+	assert_untouched(r);
+	settle_target(r);
+	assert_written(r, off, len);
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
+/* Larger, the initiator copies it: written before the target runs. */
+START_TEST(larger_write_copied_at_once)
+{
+	struct rig *r = idle_rig_with(ALL_ACCESS, false);
+	size_t len = RIG_POSTED_MAX + 1, off = MR_LEN - len;
+	unsigned char *buf = initiator_buf(len);
+	int ctx;
+
+	post_write(r, 0, buf, len, off, &ctx);
+	expect_done(r, &ctx, FI_RMA | FI_WRITE);
+	assert_written(r, off, len);
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
+/* Whether the target holds the initiator's bytes at [off, off + len). */
+static bool holds_written(struct rig *r, size_t off, size_t len)
+{
+	return xt_mismatch(r->tbuf + GUARD + off, len, ISEED, off) < 0;
+}
+
+static bool holds_untouched(struct rig *r, size_t off, size_t len)
+{
+	return xt_mismatch(r->tbuf + GUARD + off, len, TSEED, GUARD + off) < 0;
+}
+
+/* Writes of BUFFERED bytes over the whole region: past half its pool. */
+#define BUFFERED	2048
+#define BUFFEREDS	(MR_LEN / BUFFERED)
+
+/*
+ * A target that does not progress holds the buffers of the writes posted
+ * to it; once half its pool is taken the initiator copies the rest, so
+ * that every write completes without the target.
+ */
+START_TEST(undrained_pool_leaves_writes_to_initiator)
+{
+	struct rig *r = idle_rig_with(ALL_ACCESS, false);
+	unsigned char *buf = initiator_buf(MR_LEN);
+
+	for (size_t i = 0; i < BUFFEREDS; i++)
+		post_write(r, 0, buf + i * BUFFERED, BUFFERED, i * BUFFERED,
+			   NULL);
+	wait_cntr(r->wc, BUFFEREDS);
+	dump_target(r);
+	XT_ASSERT(holds_untouched(r, 0, BUFFERED), "first write applied");
+	XT_ASSERT(holds_written(r, MR_LEN - BUFFERED, BUFFERED),
+		  "last write not copied by its initiator");
+	settle_target(r);
+	assert_written(r, 0, MR_LEN);
 	free(buf);
 	rig_stop(r);
 }
@@ -241,6 +330,11 @@ static Suite *rma_posted_suite(void)
 	tcase_add_loop_test(posted,
 			    posted_write_completes_before_target_applies_it,
 			    0, 4);
+	tcase_add_loop_test(posted,
+			    buffered_write_completes_before_target_applies_it,
+			    0, 9);
+	tcase_add_test(posted, larger_write_copied_at_once);
+	tcase_add_test(posted, undrained_pool_leaves_writes_to_initiator);
 	tcase_add_loop_test(posted, posted_write_errors_push_nothing, 0, 2);
 	tcase_add_loop_test(posted, delivery_complete_waits_for_target, 0, 3);
 	tcase_add_test(posted, closed_before_applied_is_dropped);

@@ -88,7 +88,8 @@ static void define_params(void)
 		"operation waits for its ack) or auto (default: operations of "
 		"up to 1816 bytes go through the target's ring, writes among "
 		"them completing once there where the initiator could check "
-		"them; larger ones as 1).");
+		"them; writes up to rma_posted_max through its bounce buffers "
+		"likewise, where they may; larger ones as 1).");
 	fi_param_define(&xshm_prov, "rma_split_min", FI_PARAM_SIZE_T,
 		"RMA copied by its initiator (rma_fast) of this many bytes or "
 		"more is shared with the target: the initiator copies chunks "
@@ -97,6 +98,14 @@ static void define_params(void)
 		"whatever the target has not begun, so it never waits on a "
 		"target that does not progress. 0: never (default: %zu).",
 		XSHM_RMA_SPLIT_MIN);
+	fi_param_define(&xshm_prov, "rma_posted_max", FI_PARAM_SIZE_T,
+		"With rma_fast=auto, writes of up to this many bytes are "
+		"posted through the target's bounce buffers: checked by the "
+		"initiator, they complete once in the target's ring, while "
+		"the initiator fills that target's buffers with cached stores "
+		"and half its pool is free; larger ones, and these otherwise, "
+		"are copied by the initiator (default: %zu; 1816 or less: "
+		"one cell only).", XSHM_RMA_POSTED_MAX);
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "
 		"an ack, messages still arriving), it checks this often, in "
@@ -275,4 +284,7 @@ void xshm_read_params(void)
 	xshm_params.rma_fast = param_rma_fast();
 	xshm_params.rma_split_min = param_size("rma_split_min",
 					       XSHM_RMA_SPLIT_MIN, SIZE_MAX);
+	xshm_params.rma_posted_max = param_size("rma_posted_max",
+						XSHM_RMA_POSTED_MAX,
+						XSHM_MAX_MSG_SIZE);
 }

@@ -42,6 +42,7 @@
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 #define XSHM_RMA_SPLIT_MIN	((size_t) 128 << 10) /* default of rma_split_min */
+#define XSHM_RMA_POSTED_MAX	((size_t) 8 << 10) /* default of rma_posted_max */
 
 struct xshm_params {
 	uint64_t node_id;
@@ -80,6 +81,8 @@ struct xshm_params {
 	} rma_fast;
 	/* initiator-driven RMA split with the target from here; 0: never */
 	size_t rma_split_min;
+	/* writes posted through the target's ring up to here (rma_way.c) */
+	size_t rma_posted_max;
 };
 extern struct xshm_params xshm_params;
 

@@ -63,3 +63,12 @@ bool xshm_bounce_fills_cached(const struct xshm_ep *ep,
 	return ep->store_choices[peer->mapping_id % XSHM_STORE_CHOICES].chosen ==
 	       XSHM_STORES_CACHED;
 }
+
+void xshm_bounce_fill_untimed(const struct xshm_ep *ep,
+			      const struct xshm_region *peer, void *buf,
+			      const struct iovec *iov, size_t count,
+			      size_t offset, size_t len)
+{
+	xshm_iov_gather(xshm_bounce_fills_cached(ep, peer) ? xshm_copy :
+			xshm_copy_streaming, buf, iov, count, offset, len);
+}

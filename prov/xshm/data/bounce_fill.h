@@ -25,4 +25,13 @@ void xshm_bounce_fill(struct xshm_ep *ep, const struct xshm_region *peer,
 bool xshm_bounce_fills_cached(const struct xshm_ep *ep,
 			      const struct xshm_region *peer);
 
+/*
+ * The same with the stores chosen, untimed: the choice is left to the
+ * fills of messages, which also probe the other stores (bounce_fill.c).
+ */
+void xshm_bounce_fill_untimed(const struct xshm_ep *ep,
+			      const struct xshm_region *peer, void *buf,
+			      const struct iovec *iov, size_t count,
+			      size_t offset, size_t len);
+
 #endif

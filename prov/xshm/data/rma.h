@@ -54,13 +54,12 @@ enum xshm_rma_way {
 };
 
 /* rma_way.c */
-enum xshm_rma_way xshm_rma_way_of(size_t total, uint64_t flags);
+enum xshm_rma_way xshm_rma_way_of(size_t total, bool write, uint64_t flags);
 /*
  * Whether op, a write, may be posted: 1 yes, 0 no (it goes acked), or the
  * negative error it fails with, found here.  Under the domain lock.
  */
-int xshm_rma_posted_check(const struct xshm_ep *ep,
-			  const struct xshm_peer *peer,
+int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 			  const struct xshm_rma_desc *op);
 
 /*

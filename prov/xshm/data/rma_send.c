@@ -72,7 +72,7 @@ static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 		op->tx.cmd_flags = XSHM_CMD_REMOTE_CQ_DATA;
 	op->key = d->key;
 	op->addr = d->addr;
-	op->single_copy = takes_single_copy(ep, peer, d->total);
+	op->single_copy = !posted && takes_single_copy(ep, peer, d->total);
 	op->posted = posted;
 	if (inject) {
 		xshm_iov_copy_from(op->inject, d->iov, d->count, 0, d->total);
@@ -93,19 +93,25 @@ static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 static bool done_here(struct xshm_ep *ep, struct xshm_peer *peer,
 		      const struct xshm_rma_desc *op, bool *posted)
 {
-	enum xshm_rma_way way = xshm_rma_way_of(op->total, op->flags);
+	enum xshm_rma_way way = xshm_rma_way_of(op->total, op->write,
+						 op->flags);
 	int ret;
 
 	*posted = false;
+	if (way == XSHM_RMA_VIA_RING) {
+		ret = xshm_rma_posted_check(ep, peer, op);
+		if (ret < 0)
+			xshm_rma_complete_now(ep, op, -ret);
+		*posted = ret > 0;
+		if (ret || op->total <= XSHM_RMA_INLINE_MAX)
+			return ret < 0;
+		/* not posted, and more than a cell: as any larger one */
+		way = (op->flags & FI_FENCE) ? XSHM_RMA_VIA_TARGET :
+					       XSHM_RMA_VIA_CMA;
+	}
 	if (way == XSHM_RMA_VIA_CMA)
 		return xshm_rma_fast_try(ep, peer, op);
-	if (way != XSHM_RMA_VIA_RING)
-		return false;
-	ret = xshm_rma_posted_check(ep, peer, op);
-	if (ret < 0)
-		xshm_rma_complete_now(ep, op, -ret);
-	*posted = ret > 0;
-	return ret < 0;
+	return false;
 }
 
 ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
@@ -215,8 +221,9 @@ static bool fill_buffer(struct xshm_ep *ep, struct xshm_region *region,
 {
 	if (xshm_spare_borrow(ep, region, index))
 		return false;
-	xshm_bounce_fill(ep, region, xshm_pool_buf(&region->pool, *index),
-			 op->tx.iov, op->tx.iov_count, op->tx.sent, len);
+	xshm_bounce_fill_untimed(ep, region,
+				 xshm_pool_buf(&region->pool, *index),
+				 op->tx.iov, op->tx.iov_count, op->tx.sent, len);
 	return true;
 }
 

@@ -49,13 +49,18 @@ static bool piece_valid(const struct xshm_cmd *cmd, const struct xshm_rma *rma,
 	       rma->len <= cmd->msg_size - rma->offset;
 }
 
-/* A posted write is whole in its cell, and acked by nobody. */
+/*
+ * A posted write's last piece, in its cell or a bounce buffer, is acked
+ * by nobody.
+ */
 static bool posted_valid(const struct xshm_cmd *cmd,
 			 const struct xshm_rma *rma)
 {
-	return cmd->op == XSHM_OP_WRITE && cmd->proto == XSHM_PROTO_INLINE &&
-	       !(cmd->flags & XSHM_CMD_ACK) && !rma->offset &&
-	       rma->len == cmd->msg_size;
+	return cmd->op == XSHM_OP_WRITE &&
+	       (cmd->proto == XSHM_PROTO_INLINE ||
+		cmd->proto == XSHM_PROTO_BUF) &&
+	       !(cmd->flags & XSHM_CMD_ACK) &&
+	       rma->offset + rma->len == cmd->msg_size;
 }
 
 /* The shape of a command, before any of it is trusted. */

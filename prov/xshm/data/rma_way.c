@@ -1,7 +1,8 @@
 /*
- * Which way an RMA operation goes (FI_XSHM_RMA_FAST), and whether a small
- * write may be posted: pushed into the target's ring without XSHM_CMD_ACK
- * and completed once there, the completion level of a small send
+ * Which way an RMA operation goes (FI_XSHM_RMA_FAST), and whether a write
+ * may be posted: pushed into the target's ring, in its cell or a bounce
+ * buffer, without XSHM_CMD_ACK and completed once there, the completion
+ * level of a small send
  * (FI_TRANSMIT_COMPLETE), after its initiator checked key, access and range
  * against the registrations the target publishes (shm/mr_pub.h).  The
  * target checks it again as it applies it, and drops one that fails then
@@ -11,11 +12,13 @@
 #include <errno.h>
 
 #include "data/rma.h"
+#include "data/bounce_fill.h"
 #include "base/params.h"
 #include "objects/ep.h"
 #include "peer/peer.h"
 #include "shm/layout.h"
 #include "shm/mr_pub.h"
+#include "shm/pool.h"
 #include "shm/region.h"
 
 /*
@@ -26,11 +29,14 @@
  * / 0.43 at 512 B, 0.67 / 0.50 at 4 KiB, 2.0 / 1.49 at 32 KiB, reads alike;
  * Mops/s streaming writes 3.6 / 2.3 at 8 B, 2.1 / 2.3 at 512 B, 1.6 / 1.9
  * at 4 KiB, reads 5.0 / 2.3, 4.4 / 2.3, 1.66 / 1.94.  So what fits one cell
- * takes the ring, where writes need not wait for an ack; the rest CMA.  A
- * larger fenced operation goes to the target too: a write posted before it
- * may still wait in the ring, and only the ring keeps the fence behind it.
+ * takes the ring, where writes need not wait for an ack; the rest CMA,
+ * but for writes up to rma_posted_max, which go posted through bounce
+ * buffers where they may (xshm_rma_posted_check; fi_xshm(7) has the
+ * measurements).  A larger fenced operation goes to the target too: a
+ * write posted before it may still wait in the ring, and only the ring
+ * keeps the fence behind it.
  */
-enum xshm_rma_way xshm_rma_way_of(size_t total, uint64_t flags)
+enum xshm_rma_way xshm_rma_way_of(size_t total, bool write, uint64_t flags)
 {
 	switch (xshm_params.rma_fast) {
 	case XSHM_RMA_FAST_OFF:
@@ -38,11 +44,19 @@ enum xshm_rma_way xshm_rma_way_of(size_t total, uint64_t flags)
 	case XSHM_RMA_FAST_ON:
 		return XSHM_RMA_VIA_CMA;
 	default:
-		if (total <= XSHM_RMA_INLINE_MAX)
+		if (total <= XSHM_RMA_INLINE_MAX ||
+		    (write && total <= xshm_params.rma_posted_max))
 			return XSHM_RMA_VIA_RING;
 		return (flags & FI_FENCE) ? XSHM_RMA_VIA_TARGET :
 					    XSHM_RMA_VIA_CMA;
 	}
+}
+
+/* The largest write posted: what one cell holds, or rma_posted_max. */
+static size_t xshm_posted_max(void)
+{
+	return xshm_params.rma_posted_max > XSHM_RMA_INLINE_MAX ?
+	       xshm_params.rma_posted_max : XSHM_RMA_INLINE_MAX;
 }
 
 /* Levels past transmit complete wait for the target's ack (fi_cq(3)). */
@@ -66,15 +80,35 @@ static bool may_post(const struct xshm_ep *ep, const struct xshm_peer *peer,
 		XSHM_MR_PUB_WRITE) && xshm_region_is_open(&peer->region);
 }
 
-int xshm_rma_posted_check(const struct xshm_ep *ep,
-			  const struct xshm_peer *peer,
+/*
+ * A write larger than a cell is posted through the target's bounce
+ * buffers only while that beats the initiator's single copy: while the
+ * two CPUs share a cache, which the fills' stores measure (cached ones
+ * chosen, bounce_fill.c; a probe of them still goes this way, to keep
+ * the choice current), and while the target drains its pool (half of it
+ * free).  A target that does not progress then soon gets the single copy,
+ * which needs nothing of it.
+ */
+static bool buffers_take(struct xshm_ep *ep, const struct xshm_peer *peer,
+			 size_t total)
+{
+	const struct xshm_region *region = &peer->region;
+
+	if (total <= XSHM_RMA_INLINE_MAX)
+		return true;
+	return xshm_pool_free_count(&region->pool) >= region->pool.nbufs / 2 &&
+	       xshm_bounce_fills_cached(ep, region);
+}
+
+int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 			  const struct xshm_rma_desc *op)
 {
 	struct xshm_mr_pub *pub = peer->region.mr_pub;
 	int ret;
 
-	if (!op->write || op->total > XSHM_RMA_INLINE_MAX ||
-	    !may_post(ep, peer, op->flags))
+	if (!op->write || op->total > xshm_posted_max() ||
+	    !may_post(ep, peer, op->flags) ||
+	    !buffers_take(ep, peer, op->total))
 		return 0;
 	ret = xshm_mr_pub_check(pub, op->key, op->addr, op->total,
 				XSHM_MR_PUB_WRITE);
