@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	22
+#define XSHM_LAYOUT_VERSION	23
 #define XSHM_NAME_MAX		48
 
 /*
@@ -267,19 +267,27 @@ struct xshm_rts {
  * key, access and the whole range [addr, addr + msg_size) against its
  * registrations before it touches memory, then moves len bytes from offset
  * of the operation: XSHM_PROTO_RTS, all of it in one single copy from or to
- * the initiator's buffers named by src; XSHM_PROTO_INLINE, for a write the
- * bytes after this struct in the cell, for a read answered in
- * XSHM_OP_READ_DATA cells.  Only the command with XSHM_CMD_ACK, the last,
- * is acked, with the status of its checks and copy.  A write whose bytes
- * all fit its cell, already checked by its initiator against the published
- * registrations and completed there once pushed, says XSHM_CMD_POSTED
- * instead: nothing is acked, and one its target's checks refuse is dropped.
+ * the initiator's buffers, named by the struct xshm_rts after this one
+ * (struct xshm_rma_rts); XSHM_PROTO_INLINE, for a write the bytes after
+ * this struct in the cell, for a read answered in XSHM_OP_READ_DATA cells;
+ * XSHM_PROTO_BUF, a write's bytes in a bounce buffer.  Only the command
+ * with XSHM_CMD_ACK, the last, is acked, with the status of its checks and
+ * copy.  A write already checked by its initiator against the published
+ * registrations and completed there once pushed says XSHM_CMD_POSTED on
+ * its last command instead: nothing is acked, and one its target's checks
+ * refuse is dropped.  Only an RTS names buffers: the others stay within
+ * the header's cache line and the next, where a posted 8-byte write was
+ * four lines with the names in every command.
  */
 struct xshm_rma {
 	uint64_t key;
 	uint64_t addr;
 	uint64_t offset;
 	uint64_t len;
+};
+
+struct xshm_rma_rts {
+	struct xshm_rma rma;
 	struct xshm_rts src;
 };
 
@@ -398,7 +406,8 @@ static_assert(XSHM_SHORT_HDR_SIZE == 32 && XSHM_SHORT_MAX == 2008,
 	      "short payload: 32 bytes in the header's cache line");
 static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
-static_assert(sizeof(struct xshm_rma) == 168, "rma layout");
+static_assert(sizeof(struct xshm_rma) == 32, "rma layout");
+static_assert(sizeof(struct xshm_rma_rts) == 168, "rma rts layout");
 static_assert(sizeof(struct xshm_atomic) == 24, "atomic layout");
 static_assert(sizeof(struct xshm_atomic) + 2 * XSHM_ATOMIC_MAX_BYTES <=
 	      XSHM_INLINE_MAX, "a compare's operands and compare values fit a cell");

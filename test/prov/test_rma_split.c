@@ -112,18 +112,25 @@ static bool write_once(struct rig *r, void *buf, int *ctx)
 
 /*
  * Writes stream while the target is killed: each completes or fails in
- * time, and the ones after its death fail.
+ * time, and the ones after its death fail.  A killed process dies once it
+ * runs again, which on a loaded machine may take longer than many writes:
+ * they go on until three failed, or for KILLED_MS.
  */
+#define KILLED_MS	10000
+
 START_TEST(target_killed_mid_split_never_hangs)
 {
 	struct rig *r = rig_start(ALL_ACCESS);
 	void *buf = initiator_buf(MR_LEN);
+	uint64_t end = UINT64_MAX;
 	unsigned i, failed = 0;
 	int ctx;
 
-	for (i = 0; i < 400 && failed < 3; i++) {
-		if (i == 100)
+	for (i = 0; failed < 3 && xt_now_ms() < end; i++) {
+		if (i == 100) {
 			kill(r->c.pid, SIGKILL);
+			end = xt_now_ms() + KILLED_MS;
+		}
 		failed += write_once(r, buf, &ctx);
 	}
 	XT_ASSERT(i >= 100 && failed >= 3, "writes to a dead target succeed");

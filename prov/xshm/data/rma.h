@@ -81,9 +81,9 @@ bool xshm_rma_split_wanted(const struct xshm_rma_desc *op);
 int xshm_rma_split_copy(struct xshm_ep *ep, struct xshm_peer *peer,
 			const struct xshm_rma_desc *op,
 			const struct iovec *remote);
-struct xshm_rma;
+struct xshm_rts;
 int xshm_rma_split_serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			 const struct xshm_rma *rma, const struct iovec *local,
+			 const struct xshm_rts *src, const struct iovec *local,
 			 size_t nlocal);
 
 /* rma_send.c: op is XSHM_OP_WRITE or XSHM_OP_READ. */

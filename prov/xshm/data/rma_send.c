@@ -181,20 +181,25 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		     const struct xshm_rma_op *op, uint8_t proto, size_t len,
 		     uint32_t buf_index)
 {
-	struct xshm_rma rma = {
-		.key = op->key, .addr = op->addr,
-		.offset = op->tx.sent, .len = len,
+	struct xshm_rma_rts full = {
+		.rma = {
+			.key = op->key, .addr = op->addr,
+			.offset = op->tx.sent, .len = len,
+		},
 	};
 	bool inline_bytes = proto == XSHM_PROTO_INLINE &&
 			    op->tx.op == XSHM_OP_WRITE;
 	bool last = op->tx.sent + len == op->tx.total;
+	size_t hdr = sizeof(full.rma);
 
-	if (proto == XSHM_PROTO_RTS)
-		xshm_rts_name(&rma.src, op->tx.iov, op->tx.iov_count);
-	memcpy(cmd->data, &rma, sizeof(rma));
+	if (proto == XSHM_PROTO_RTS) {
+		xshm_rts_name(&full.src, op->tx.iov, op->tx.iov_count);
+		hdr = sizeof(full);
+	}
 	if (inline_bytes)
-		xshm_iov_copy_from(cmd->data + sizeof(rma), op->tx.iov,
+		xshm_iov_copy_from(cmd->data + hdr, op->tx.iov,
 				   op->tx.iov_count, op->tx.sent, len);
+	memcpy(cmd->data, &full, hdr);
 	cmd->op = op->tx.op;
 	cmd->proto = proto;
 	if (last)
@@ -202,7 +207,7 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 			     (op->posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK);
 	else
 		cmd->flags = op->tx.cmd_flags;
-	cmd->chunk_len = (uint32_t) (sizeof(rma) + (inline_bytes ? len : 0));
+	cmd->chunk_len = (uint32_t) (hdr + (inline_bytes ? len : 0));
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = 0;
 	cmd->cq_data = op->tx.data;

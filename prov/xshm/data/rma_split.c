@@ -62,17 +62,17 @@ bool xshm_rma_split_wanted(const struct xshm_rma_desc *op)
 static bool offer(struct xshm_ep *ep, struct xshm_peer *peer,
 		  const struct xshm_rma_desc *op, uint32_t gen)
 {
-	struct xshm_rma rma = {
-		.key = op->key, .addr = op->addr, .len = op->total,
+	struct xshm_rma_rts full = {
+		.rma = { .key = op->key, .addr = op->addr, .len = op->total },
 	};
 	struct xshm_control ctl = {
 		.op = op->write ? XSHM_OP_WRITE : XSHM_OP_READ,
 		.proto = XSHM_PROTO_RTS, .flags = XSHM_CMD_SPLIT, .tag = gen,
-		.msg_size = op->total, .payload = &rma,
-		.payload_len = sizeof(rma),
+		.msg_size = op->total, .payload = &full,
+		.payload_len = sizeof(full),
 	};
 
-	xshm_rts_name(&rma.src, op->iov, op->count);
+	xshm_rts_name(&full.src, op->iov, op->count);
 	return xshm_control_push(ep, &peer->region, &ctl);
 }
 
@@ -133,7 +133,7 @@ int xshm_rma_split_copy(struct xshm_ep *ep, struct xshm_peer *peer,
 }
 
 int xshm_rma_split_serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			 const struct xshm_rma *rma, const struct iovec *local,
+			 const struct xshm_rts *src, const struct iovec *local,
 			 size_t nlocal)
 {
 	struct iovec remote[XSHM_RTS_IOV_MAX];
@@ -144,19 +144,19 @@ int xshm_rma_split_serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 	if (!ep->scopy)
 		return -FI_EOPNOTSUPP;
-	initiator = xshm_rts_sender(ep, cmd->src_ep_id, rma->src.pid);
+	initiator = xshm_rts_sender(ep, cmd->src_ep_id, src->pid);
 	if (!initiator)
 		return -FI_EHOSTUNREACH;
 	split = &initiator->hdr->split;
-	xshm_rts_iov(&rma->src, remote);
+	xshm_rts_iov(src, remote);
 	while ((chunk = xshm_split_claim(split, (uint32_t) cmd->tag, nchunks,
 					 false)) >= 0) {
 		size_t offset, n = chunk_at(chunk, len, &offset);
 		int ret = cmd->op == XSHM_OP_WRITE ?
-			ep->scopy->pull(rma->src.pid, local, nlocal, remote,
-					rma->src.iov_count, offset, n) :
-			ep->scopy->push(rma->src.pid, local, nlocal, remote,
-					rma->src.iov_count, offset, n);
+			ep->scopy->pull(src->pid, local, nlocal, remote,
+					src->iov_count, offset, n) :
+			ep->scopy->push(src->pid, local, nlocal, remote,
+					src->iov_count, offset, n);
 
 		xshm_split_pushed(split, ret != 0);
 	}

@@ -65,8 +65,9 @@ static bool posted_valid(const struct xshm_cmd *cmd,
 
 /* The shape of a command, before any of it is trusted. */
 static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			  const struct xshm_rma *rma)
+			  const struct xshm_rma_rts *full)
 {
+	const struct xshm_rma *rma = &full->rma;
 	bool write = cmd->op == XSHM_OP_WRITE;
 
 	if (cmd->msg_size > XSHM_MAX_MSG_SIZE)
@@ -83,9 +84,9 @@ static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		       xshm_pool_owned_by(&ep->region.pool, cmd->buf_index,
 					  cmd->src_ep_id);
 	if (cmd->proto == XSHM_PROTO_RTS)
-		return cmd->chunk_len == sizeof(*rma) && !rma->offset &&
+		return cmd->chunk_len == sizeof(*full) && !rma->offset &&
 		       rma->len == cmd->msg_size &&
-		       src_valid(&rma->src, cmd->msg_size);
+		       src_valid(&full->src, cmd->msg_size);
 	if (cmd->proto != XSHM_PROTO_INLINE)
 		return false;
 	if (!write)
@@ -97,7 +98,7 @@ static bool rma_cmd_valid(const struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 /* One copy between the local iov and the sender's buffers named by src. */
 static int single_copy(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-		       const struct xshm_rma *rma, const struct iovec *local,
+		       const struct xshm_rts *src, const struct iovec *local,
 		       size_t nlocal)
 {
 	struct iovec remote[XSHM_RTS_IOV_MAX];
@@ -105,15 +106,15 @@ static int single_copy(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 	if (!ep->scopy)
 		return -FI_EOPNOTSUPP;
-	if (!xshm_rts_sender(ep, cmd->src_ep_id, rma->src.pid))
+	if (!xshm_rts_sender(ep, cmd->src_ep_id, src->pid))
 		return -FI_EHOSTUNREACH;
-	xshm_rts_iov(&rma->src, remote);
+	xshm_rts_iov(src, remote);
 	if (cmd->op == XSHM_OP_WRITE)
-		ret = ep->scopy->pull(rma->src.pid, local, nlocal, remote,
-				      rma->src.iov_count, 0, cmd->msg_size);
+		ret = ep->scopy->pull(src->pid, local, nlocal, remote,
+				      src->iov_count, 0, cmd->msg_size);
 	else
-		ret = ep->scopy->push(rma->src.pid, local, nlocal, remote,
-				      rma->src.iov_count, 0, cmd->msg_size);
+		ret = ep->scopy->push(src->pid, local, nlocal, remote,
+				      src->iov_count, 0, cmd->msg_size);
 	return ret ? -FI_EIO : 0;
 }
 
@@ -122,9 +123,10 @@ static int single_copy(struct xshm_ep *ep, const struct xshm_cmd *cmd,
  * is answered in cells, whose sender acks it.
  */
 static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-		 const struct xshm_rma *rma, const struct xshm_cmd *shared,
+		 const struct xshm_rma_rts *full, const struct xshm_cmd *shared,
 		 const struct xshm_mr_entry **mr)
 {
+	const struct xshm_rma *rma = &full->rma;
 	bool write = cmd->op == XSHM_OP_WRITE;
 	uint64_t role = write ? FI_REMOTE_WRITE : FI_REMOTE_READ;
 	struct iovec local[XSHM_IOV_LIMIT];
@@ -141,9 +143,10 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (ret)
 		return ret;
 	if (cmd->flags & XSHM_CMD_SPLIT)
-		return xshm_rma_split_serve(ep, cmd, rma, local, nlocal);
+		return xshm_rma_split_serve(ep, cmd, &full->src, local,
+					    nlocal);
 	if (cmd->proto == XSHM_PROTO_RTS)
-		return single_copy(ep, cmd, rma, local, nlocal);
+		return single_copy(ep, cmd, &full->src, local, nlocal);
 	if (write && cmd->proto == XSHM_PROTO_BUF) {
 		xshm_iov_copy_to(local, nlocal, rma->offset,
 				 xshm_pool_buf(&ep->region.pool, cmd->buf_index),
@@ -200,22 +203,24 @@ void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			    const struct xshm_cmd *shared)
 {
 	const struct xshm_mr_entry *mr = NULL;
-	struct xshm_rma rma;
+	struct xshm_rma_rts full;
+	size_t hdr = cmd->proto == XSHM_PROTO_RTS ? sizeof(full) :
+						    sizeof(full.rma);
 	int ret;
 
 	if (cmd->op == XSHM_OP_READ_DATA) {
 		xshm_rma_read_data(ep, cmd, shared);
 		return;
 	}
-	if (cmd->chunk_len < sizeof(rma) || cmd->chunk_len > XSHM_INLINE_MAX) {
+	if (cmd->chunk_len < hdr || cmd->chunk_len > XSHM_INLINE_MAX) {
 		XSHM_WARN(FI_LOG_EP_DATA, "malformed RMA command dropped\n");
 		return;
 	}
-	memcpy(&rma, shared->data, sizeof(rma));
-	if (!rma_cmd_valid(ep, cmd, &rma))
+	memcpy(&full, shared->data, hdr);
+	if (!rma_cmd_valid(ep, cmd, &full))
 		ret = -FI_EINVAL;
 	else
-		ret = serve(ep, cmd, &rma, shared, &mr);
+		ret = serve(ep, cmd, &full, shared, &mr);
 	/* A buffer its sender holds goes back, whatever became of its bytes. */
 	if (cmd->proto == XSHM_PROTO_BUF &&
 	    xshm_pool_owned_by(&ep->region.pool, cmd->buf_index, cmd->src_ep_id))
