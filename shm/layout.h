@@ -369,6 +369,7 @@ struct xshm_pool {
 #define XSHM_MR_PUB_HOLDERS	6
 #define XSHM_MR_PUB_READ	(1u << 0)	/* access: remote reads */
 #define XSHM_MR_PUB_WRITE	(1u << 1)	/* access: remote writes */
+#define XSHM_MR_PUB_ATOMIC	(1u << 2)	/* role: atomics that write */
 
 struct xshm_mr_pub_entry {
 	_Atomic uint64_t state;		/* generation << 1 | live */

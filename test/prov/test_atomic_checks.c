@@ -3,8 +3,11 @@
  * the registration and access not granted, each an error completion with
  * the target's memory untouched; a target without FI_ATOMIC; processes
  * updating one location at once losing no update, through one endpoint or
- * two of one domain progressed by two threads; a target killed with
- * atomics outstanding, errors within the timeout.
+ * two of one domain progressed by two threads; an atomic that fetches
+ * nothing posted (FI_XSHM_RMA_FAST=auto): complete before the target
+ * applies it, checked by its initiator, and one that fetches waiting for
+ * the target; a target killed with atomics outstanding, errors within the
+ * timeout.
  */
 #include "atomic_ref.h"
 #include "rma_rig.h"
@@ -316,22 +319,97 @@ START_TEST(threads_serving_one_domain_lose_nothing)
 }
 END_TEST
 
+/* ---- posted: atomics that fetch nothing ---- */
+
+/* The target applies what it holds only when told (settle_target). */
+START_TEST(write_atomic_completes_before_target_applies_it)
+{
+	struct rig *r = atomic_rig_with(ALL_ACCESS, ATOMIC_CAPS, false);
+	uint64_t *v = initiator_buf(2 * sizeof(*v));
+	int ctx;
+
+	XT_POST(&r->x, fi_atomic(r->x.ep, v, 2, NULL, r->peer, r->addr, r->key,
+				 FI_UINT64, FI_ATOMIC_WRITE, &ctx));
+	expect_done(r, &ctx, FI_WRITE);
+	assert_untouched(r);
+	settle_target(r);
+	assert_written(r, 0, 2 * sizeof(*v));
+	free(v);
+	rig_stop(r);
+}
+END_TEST
+
+/* Refused by the initiator, which the idle target could not have done. */
+START_TEST(posted_atomic_checked_by_initiator)
+{
+	struct rig *r = atomic_rig_with(ALL_ACCESS, ATOMIC_CAPS, false);
+	uint64_t v = 1;
+	int ctx;
+
+	XT_POST(&r->x, fi_atomic(r->x.ep, &v, 1, NULL, r->peer, r->addr,
+				 r->key + 1000, FI_UINT64, FI_SUM, &ctx));
+	expect_error(r, &ctx, FI_EINVAL);
+	XT_POST(&r->x, fi_atomic(r->x.ep, &v, 1, NULL, r->peer,
+				 r->addr + MR_LEN - 7, r->key, FI_UINT64,
+				 FI_SUM, &ctx));
+	expect_error(r, &ctx, FI_EACCES);
+	settle_target(r);
+	assert_untouched(r);
+	rig_stop(r);
+}
+END_TEST
+
+/* A fetch, and a write asking for delivery, wait for the target. */
+START_TEST(fetch_waits_for_target)
+{
+	struct rig *r = atomic_rig_with(ALL_ACCESS, ATOMIC_CAPS, false);
+	uint64_t v = 1, res = 0;
+	struct fi_ioc ioc = { &v, 1 };
+	struct fi_rma_ioc rma_ioc = { r->addr, 1, r->key };
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .iov_count = 1, .addr = r->peer,
+		.rma_iov = &rma_ioc, .rma_iov_count = 1,
+		.datatype = FI_UINT64, .op = FI_SUM,
+	};
+	int ctx;
+
+	msg.context = &ctx;
+	if (_i)
+		XT_POST(&r->x, fi_atomicmsg(r->x.ep, &msg, FI_COMPLETION |
+					    FI_DELIVERY_COMPLETE));
+	else
+		XT_POST(&r->x, fetch_add(r, &v, &res, r->addr, r->key, &ctx));
+	xt_expect_none(r->x.tx, r->x.rx, 200);
+	settle_target(r);
+	expect_done(r, &ctx, _i ? FI_WRITE : FI_READ);
+	rig_stop(r);
+}
+END_TEST
+
 /* ---- a target that dies ---- */
 
 START_TEST(dead_target_fails_within_timeout)
 {
 	struct rig *r = atomic_rig_with(ALL_ACCESS, ATOMIC_CAPS, false);
 	uint64_t v[4] = { 1, 2, 3, 4 }, res[4], cmp[4] = { 0 };
+	int ctx[3], ctx_write;
+	struct fi_ioc ioc = { v, 4 };
+	struct fi_rma_ioc rma_ioc = { r->addr, 4, r->key };
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .iov_count = 1, .addr = r->peer,
+		.rma_iov = &rma_ioc, .rma_iov_count = 1,
+		.datatype = FI_UINT64, .op = FI_SUM, .context = &ctx_write,
+	};
 	struct xt_comp c;
-	int ctx[4];
 
-	XT_POST(&r->x, fi_atomic(r->x.ep, v, 4, NULL, r->peer, r->addr, r->key,
-				 FI_UINT64, FI_SUM, &ctx[0]));
-	XT_POST(&r->x, fetch_add(r, v, res, r->addr, r->key, &ctx[1]));
-	XT_POST(&r->x, cswap(r, v, cmp, res, r->addr, r->key, &ctx[2]));
+	/* delivery complete: not posted, so it waits for the target too */
+	XT_POST(&r->x, fi_atomicmsg(r->x.ep, &msg, FI_COMPLETION |
+				    FI_DELIVERY_COMPLETE));
+	XT_POST(&r->x, fetch_add(r, v, res, r->addr, r->key, &ctx[0]));
+	XT_POST(&r->x, cswap(r, v, cmp, res, r->addr, r->key, &ctx[1]));
 	XT_POST(&r->x, fi_fetch_atomic(r->x.ep, NULL, 4, NULL, res, NULL,
 				       r->peer, r->addr, r->key, FI_UINT64,
-				       FI_ATOMIC_READ, &ctx[3]));
+				       FI_ATOMIC_READ, &ctx[2]));
 	kill(r->c.pid, SIGKILL);
 	xt_join_killed(&r->c);
 	for (int i = 0; i < 4; i++) {
@@ -357,6 +435,9 @@ static Suite *atomic_checks_suite(void)
 	tcase_add_test(checks, target_without_atomic_refuses);
 	tcase_add_test(checks, concurrent_adds_lose_nothing);
 	tcase_add_test(checks, threads_serving_one_domain_lose_nothing);
+	tcase_add_test(checks, write_atomic_completes_before_target_applies_it);
+	tcase_add_test(checks, posted_atomic_checked_by_initiator);
+	tcase_add_loop_test(checks, fetch_waits_for_target, 0, 2);
 	tcase_add_test(checks, dead_target_fails_within_timeout);
 	/* atomics are optional (XT_EXTRA) */
 	if (xt_wanted(XT_EXTRA))

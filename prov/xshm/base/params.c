@@ -86,10 +86,11 @@ static void define_params(void)
 		"registration among the first ones, no remote CQ data, no "
 		"remote counters), 0 (never: the target copies, and every "
 		"operation waits for its ack) or auto (default: operations of "
-		"up to 1816 bytes go through the target's ring, writes among "
+		"up to 1952 bytes go through the target's ring, writes among "
 		"them completing once there where the initiator could check "
 		"them; writes up to rma_posted_max through its bounce buffers "
-		"likewise, where they may; larger ones as 1).");
+		"likewise, and atomics that fetch nothing, where they may; "
+		"larger ones as 1).");
 	fi_param_define(&xshm_prov, "rma_split_min", FI_PARAM_SIZE_T,
 		"RMA copied by its initiator (rma_fast) of this many bytes or "
 		"more is shared with the target: the initiator copies chunks "
@@ -104,7 +105,7 @@ static void define_params(void)
 		"initiator, they complete once in the target's ring, while "
 		"the initiator fills that target's buffers with cached stores "
 		"and half its pool is free; larger ones, and these otherwise, "
-		"are copied by the initiator (default: %zu; 1816 or less: "
+		"are copied by the initiator (default: %zu; 1952 or less: "
 		"one cell only).", XSHM_RMA_POSTED_MAX);
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "

@@ -4,7 +4,9 @@
  * injected) and queues it in ep->rma_queue behind the RMA operations
  * posted before it; pushing it is one cell into the target's ring, after
  * which it waits in ep->tx_wait_ack for the target's ack, whose status
- * completes it, a fetch's old values having come first (rma_reply.c).
+ * completes it, a fetch's old values having come first (rma_reply.c).  One
+ * that fetches nothing is posted where a small write would be (rma_way.c):
+ * completed once pushed, unacked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "objects/domain.h"
 #include "objects/ep.h"
 #include "peer/peer.h"
+#include "report/comp.h"
 #include "shm/doorbell.h"
 #include "shm/ring.h"
 
@@ -70,7 +73,7 @@ static ssize_t check_atomic(const struct xshm_ep *ep,
 static struct xshm_atomic_op *new_op(struct xshm_ep *ep,
 				     const struct xshm_peer *peer,
 				     const struct xshm_atomic_args *args,
-				     size_t len)
+				     size_t len, bool posted)
 {
 	bool compare = args->kind == XSHM_ATOMIC_COMPARE;
 	size_t bytes = (takes_src(args) ? len : 0) + (compare ? len : 0);
@@ -85,7 +88,8 @@ static struct xshm_atomic_op *new_op(struct xshm_ep *ep,
 	op->tx.context = args->context;
 	op->tx.total = len;
 	op->tx.fence = args->flags & FI_FENCE;
-	op->tx.ack_id = xshm_ack_new_id(ep);
+	op->tx.ack_id = posted ? 0 : xshm_ack_new_id(ep);
+	op->tx.posted = posted;
 	op->tx.comp_flags = FI_ATOMIC | (args->kind == XSHM_ATOMIC_WRITE ?
 					 FI_WRITE : FI_READ);
 	op->tx.cq_entry = args->flags & FI_COMPLETION;
@@ -111,25 +115,62 @@ static struct xshm_atomic_op *new_op(struct xshm_ep *ep,
 	return op;
 }
 
+/* An error found before pushing, as the target would have reported it. */
+static void fail_now(struct xshm_ep *ep, const struct xshm_atomic_args *args,
+		     int err)
+{
+	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
+		.op_context = args->context, .flags = FI_ATOMIC | FI_WRITE,
+		.err = err, .prov_errno = err,
+	});
+}
+
+/*
+ * Whether args, an atomic that fetches nothing, may be posted (rma_way.c):
+ * 1, 0, or the negative error its initiator's check found.
+ */
+static int posted_check(const struct xshm_ep *ep, const struct xshm_peer *peer,
+			const struct xshm_atomic_args *args, size_t len)
+{
+	if (args->kind != XSHM_ATOMIC_WRITE)
+		return 0;
+	return xshm_atomic_posted_check(ep, peer, args->key, args->addr, len,
+					args->flags);
+}
+
+static ssize_t post_locked(struct xshm_ep *ep,
+			   const struct xshm_atomic_args *args, size_t len)
+{
+	struct xshm_atomic_op *op;
+	struct xshm_peer *peer;
+	ssize_t ret = xshm_av_peer(ep->av, args->dest, &peer);
+	int posted;
+
+	if (ret)
+		return ret;
+	posted = posted_check(ep, peer, args, len);
+	if (posted < 0) {
+		fail_now(ep, args, -posted);
+		return 0;
+	}
+	op = new_op(ep, peer, args, len, posted);
+	if (!op)
+		return -FI_ENOMEM;
+	xshm_dlist_append(&ep->rma_queue, &op->tx.link);
+	xshm_rma_progress(ep);
+	return 0;
+}
+
 ssize_t xshm_atomic_post(struct xshm_ep *ep,
 			 const struct xshm_atomic_args *args)
 {
 	size_t len = args->count * xshm_atomic_type_size(args->datatype);
-	struct xshm_atomic_op *op;
-	struct xshm_peer *peer;
 	ssize_t ret = check_atomic(ep, args, len);
 
 	if (ret)
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
-	ret = xshm_av_peer(ep->av, args->dest, &peer);
-	op = ret ? NULL : new_op(ep, peer, args, len);
-	if (op) {
-		xshm_dlist_append(&ep->rma_queue, &op->tx.link);
-		xshm_rma_progress(ep);
-	} else if (!ret) {
-		ret = -FI_ENOMEM;
-	}
+	ret = post_locked(ep, args, len);
 	xshm_lock_release(&ep->domain->lock);
 	return ret;
 }
@@ -141,7 +182,8 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	memcpy(cmd->data + sizeof(op->hdr), op->bytes, op->len);
 	cmd->op = XSHM_OP_ATOMIC;
 	cmd->proto = XSHM_PROTO_INLINE;
-	cmd->flags = op->tx.cmd_flags | XSHM_CMD_ACK;
+	cmd->flags = op->tx.cmd_flags |
+		     (op->tx.posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK);
 	cmd->chunk_len = (uint32_t) (sizeof(op->hdr) + op->len);
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = 0;

@@ -58,6 +58,10 @@ static bool atomic_cmd_valid(const struct xshm_cmd *cmd,
 	    !xshm_atomic_supported(hdr->kind, hdr->op, hdr->datatype) ||
 	    !hdr->count || hdr->count > XSHM_ATOMIC_MAX_BYTES / size)
 		return false;
+	/* Only what fetches nothing may be posted, and it is not acked. */
+	if ((cmd->flags & XSHM_CMD_POSTED) &&
+	    (hdr->kind != XSHM_ATOMIC_WRITE || (cmd->flags & XSHM_CMD_ACK)))
+		return false;
 	*len = hdr->count * size;
 	return cmd->msg_size == *len &&
 	       cmd->chunk_len == sizeof(*hdr) + operand_sets(hdr) * *len;
@@ -169,6 +173,13 @@ void xshm_atomic_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		ret = serve(ep, cmd, &w, shared, &mr);
 	if (ret >= 0)
 		report_target(ep, cmd, &w, mr);
+	if (cmd->flags & XSHM_CMD_POSTED) {
+		/* its initiator has completed it: only the log can tell */
+		if (ret < 0)
+			XSHM_WARN(FI_LOG_EP_DATA, "posted atomic dropped: %s\n",
+				  fi_strerror(-ret));
+		return;
+	}
 	if (ret != 1 && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, -ret);
 }

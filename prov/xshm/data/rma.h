@@ -30,7 +30,6 @@ struct xshm_rma_op {
 	uint64_t key;
 	uint64_t addr;
 	bool single_copy;	/* the target copies it all, CMA */
-	bool posted;		/* completes once pushed: XSHM_CMD_POSTED */
 	unsigned char inject[];	/* FI_INJECT: the bytes, the buffer gone */
 };
 
@@ -61,6 +60,10 @@ enum xshm_rma_way xshm_rma_way_of(size_t total, bool write, uint64_t flags);
  */
 int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 			  const struct xshm_rma_desc *op);
+/* The same for an atomic that writes len bytes and fetches nothing. */
+int xshm_atomic_posted_check(const struct xshm_ep *ep,
+			     const struct xshm_peer *peer, uint64_t key,
+			     uint64_t addr, size_t len, uint64_t flags);
 
 /*
  * rma_fast.c: true when op was done here (completed, maybe in error),

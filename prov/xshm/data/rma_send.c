@@ -73,7 +73,7 @@ static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 	op->key = d->key;
 	op->addr = d->addr;
 	op->single_copy = !posted && takes_single_copy(ep, peer, d->total);
-	op->posted = posted;
+	op->tx.posted = posted;
 	if (inject) {
 		xshm_iov_copy_from(op->inject, d->iov, d->count, 0, d->total);
 		op->tx.iov[0].iov_base = op->inject;
@@ -204,7 +204,7 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	cmd->proto = proto;
 	if (last)
 		cmd->flags = op->tx.cmd_flags |
-			     (op->posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK);
+			     (op->tx.posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK);
 	else
 		cmd->flags = op->tx.cmd_flags;
 	cmd->chunk_len = (uint32_t) (hdr + (inline_bytes ? len : 0));
@@ -287,13 +287,7 @@ static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
 	return ret;
 }
 
-/* Atomics share the queue: only a struct xshm_rma_op has posted. */
-static bool is_posted(const struct xshm_rma_op *op)
-{
-	return op->tx.op != XSHM_OP_ATOMIC && op->posted;
-}
-
-/* A posted write is done once in the target's ring. */
+/* A posted write or atomic is done once in the target's ring. */
 static void complete_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
 {
 	xshm_report_tx(ep, op->tx.context, op->tx.comp_flags, op->tx.cq_entry);
@@ -333,7 +327,7 @@ void xshm_rma_progress(struct xshm_ep *ep)
 		xshm_dlist_remove(&op->tx.link);
 		if (ret)
 			fail_op(ep, op, (int) -ret);
-		else if (is_posted(op))
+		else if (op->tx.posted)
 			complete_posted(ep, op);
 		else
 			xshm_dlist_append(&ep->tx_wait_ack, &op->tx.link);

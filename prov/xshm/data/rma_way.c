@@ -68,7 +68,7 @@ static size_t xshm_posted_max(void)
  * after the initiator's.
  */
 static bool may_post(const struct xshm_ep *ep, const struct xshm_peer *peer,
-		     uint64_t flags)
+		     uint64_t flags, uint32_t role)
 {
 	const struct xshm_mr_pub *pub = peer->region.mr_pub;
 
@@ -77,7 +77,7 @@ static bool may_post(const struct xshm_ep *ep, const struct xshm_peer *peer,
 		return false;
 	/* ACQUIRE: pairs with the release that publishes the roles. */
 	return (atomic_load_explicit(&pub->serves, memory_order_acquire) &
-		XSHM_MR_PUB_WRITE) && xshm_region_is_open(&peer->region);
+		role) && xshm_region_is_open(&peer->region);
 }
 
 /*
@@ -100,18 +100,13 @@ static bool buffers_take(struct xshm_ep *ep, const struct xshm_peer *peer,
 	       xshm_bounce_fills_cached(ep, region);
 }
 
-int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
-			  const struct xshm_rma_desc *op)
+/* The initiator's check of a write of len bytes at addr of key. */
+static int check_posted(const struct xshm_peer *peer, uint64_t key,
+			uint64_t addr, size_t len)
 {
 	struct xshm_mr_pub *pub = peer->region.mr_pub;
-	int ret;
+	int ret = xshm_mr_pub_check(pub, key, addr, len, XSHM_MR_PUB_WRITE);
 
-	if (!op->write || op->total > xshm_posted_max() ||
-	    !may_post(ep, peer, op->flags) ||
-	    !buffers_take(ep, peer, op->total))
-		return 0;
-	ret = xshm_mr_pub_check(pub, op->key, op->addr, op->total,
-				XSHM_MR_PUB_WRITE);
 	/* Every registration is published: the key is none. */
 	if (ret == -ENOENT &&
 	    !atomic_load_explicit(&pub->unpublished, memory_order_seq_cst))
@@ -119,4 +114,29 @@ int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 	if (ret == -EACCES)
 		return -FI_EACCES;
 	return !ret;
+}
+
+int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
+			  const struct xshm_rma_desc *op)
+{
+	if (!op->write || op->total > xshm_posted_max() ||
+	    !may_post(ep, peer, op->flags, XSHM_MR_PUB_WRITE) ||
+	    !buffers_take(ep, peer, op->total))
+		return 0;
+	return check_posted(peer, op->key, op->addr, op->total);
+}
+
+/*
+ * An atomic that fetches nothing is posted as a small write is: checked
+ * here for FI_REMOTE_WRITE, which is all it needs at the target, pushed
+ * unacked, completed once in the ring, applied by the target as any other.
+ */
+int xshm_atomic_posted_check(const struct xshm_ep *ep,
+			     const struct xshm_peer *peer, uint64_t key,
+			     uint64_t addr, size_t len, uint64_t flags)
+{
+	if (xshm_params.rma_fast != XSHM_RMA_FAST_AUTO ||
+	    !may_post(ep, peer, flags, XSHM_MR_PUB_ATOMIC))
+		return 0;
+	return check_posted(peer, key, addr, len);
 }

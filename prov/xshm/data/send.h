@@ -39,6 +39,7 @@ struct xshm_tx_op {
 	bool rts;			/* the receiver pulls it (single copy) */
 	bool cells;			/* whole in a run of cells */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: completes on its ack */
+	bool posted;			/* RMA, atomics: complete once pushed */
 	uint32_t timed_id;		/* XSHM_CMD_TIMED: its time reported */
 	struct xshm_owner dest_owner;	/* the receiver process it was posted to */
 };

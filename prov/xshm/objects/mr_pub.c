@@ -83,8 +83,11 @@ static uint32_t roles_of(const struct xshm_ep *ep)
 {
 	uint32_t roles = 0;
 
+	if ((ep->caps & (FI_ATOMIC | FI_REMOTE_WRITE)) ==
+	    (FI_ATOMIC | FI_REMOTE_WRITE))
+		roles |= XSHM_MR_PUB_ATOMIC;
 	if (!(ep->caps & FI_RMA))
-		return 0;
+		return roles;
 	if (ep->caps & FI_REMOTE_READ)
 		roles |= XSHM_MR_PUB_READ;
 	if (ep->caps & FI_REMOTE_WRITE)
