@@ -1,10 +1,11 @@
 /*
- * Reads without a single copy: the target copies the range out at once (the
- * registration may go before the initiator's ring has room) and pushes it
- * into the initiator's ring as XSHM_OP_READ_DATA cells, a piece in each or
- * naming a bounce buffer of the initiator's it borrowed and filled, then
- * acks; the initiator copies each piece into the read's buffers and gives
- * the buffers back.
+ * Reads without a single copy: the target pushes the range into the
+ * initiator's ring as XSHM_OP_READ_DATA cells, a piece in each or naming a
+ * bounce buffer of the initiator's it borrowed and filled, then acks; the
+ * initiator copies each piece into the read's buffers and gives the
+ * buffers back.  What one cell holds goes straight from the registration
+ * when nothing waits before it; the rest is copied out first and queued,
+ * since the registration may go before the initiator's ring has room.
  */
 #include <stdlib.h>
 
@@ -33,11 +34,40 @@ struct xshm_rma_reply {
 	unsigned char data[];
 };
 
+/*
+ * The whole reply in one cell, from data, and the ack: false when the
+ * initiator's ring has no room or the initiator is gone, and it is queued.
+ * Copying it out first cost a read of 1 KiB 0.6 us against 0.4 at 896 B
+ * (a malloc past glibc's per-thread cache).
+ */
+static bool answered_at_once(struct xshm_ep *ep, uint64_t ep_id,
+			     uint32_t ack_id, const void *data, size_t len)
+{
+	struct xshm_region *initiator =
+		xshm_peer_sender_region(&ep->domain->peers, ep_id);
+	struct xshm_control cell = {
+		.op = XSHM_OP_READ_DATA, .proto = XSHM_PROTO_INLINE,
+		.msg_size = len, .ack_id = ack_id,
+		.payload = data, .payload_len = (uint32_t) len,
+	};
+
+	if (!initiator || !xshm_region_is_open(initiator) ||
+	    !xshm_control_push(ep, initiator, &cell))
+		return false;
+	xshm_ack_send(ep, ep_id, ack_id, 0);
+	return true;
+}
+
 int xshm_rma_reply_start(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
 			 const struct iovec *iov, size_t count, size_t len)
 {
-	struct xshm_rma_reply *reply = malloc(sizeof(*reply) + len);
+	struct xshm_rma_reply *reply;
 
+	if (xshm_dlist_empty(&ep->rma_replies) && count == 1 &&
+	    len <= XSHM_INLINE_MAX &&
+	    answered_at_once(ep, ep_id, ack_id, iov->iov_base, len))
+		return 0;
+	reply = malloc(sizeof(*reply) + len);
 	if (!reply)
 		return -FI_ENOMEM;
 	reply->ep_id = ep_id;
