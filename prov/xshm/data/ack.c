@@ -143,7 +143,10 @@ static bool ack_in_ring(const struct xshm_ep *ep, const struct xshm_tx_op *op)
 	for (uint64_t i = 0; i <= ring->mask; i++) {
 		const struct xshm_cmd *cmd = xshm_ring_peek_at(ring, (uint32_t) i);
 
-		if (cmd && cmd->op == XSHM_OP_ACK && cmd->ack_id == op->ack_id &&
+		if (cmd && (cmd->op == XSHM_OP_ACK ||
+			    (cmd->op == XSHM_OP_READ_DATA &&
+			     (cmd->flags & XSHM_CMD_ACK))) &&
+		    cmd->ack_id == op->ack_id &&
 		    cmd->src_ep_id == op->dest_ep_id)
 			return true;
 	}
