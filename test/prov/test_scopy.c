@@ -586,6 +586,7 @@ END_TEST
 /* ---- the sender pushes part of a split copy ---- */
 
 #define SPLIT_TRIES	10
+#define SPLIT_TRIES_MS	5000	/* on a loaded machine, more for this long */
 
 /* Chunks of a split copy claimed from each end (shm/layout.h). */
 struct split_claims {
@@ -605,7 +606,8 @@ static struct split_claims split_claims(const struct xshm_region *receiver)
  * while we pull from the front.  A child descheduled throughout pushes
  * nothing (other tests may hold both CPUs), so the message is large
  * enough that our part alone takes milliseconds, and up to SPLIT_TRIES
- * are sent, into one of which it must push.
+ * are sent, or more for up to SPLIT_TRIES_MS (a machine whose CPUs other
+ * work holds), into one of which it must push.
  */
 START_TEST(scopy_polling_sender_pushes_the_back_of_a_split_copy)
 {
@@ -616,12 +618,14 @@ START_TEST(scopy_polling_sender_pushes_the_back_of_a_split_copy)
 	const size_t nchunks = xshm_split_chunks(t.slen[0] + t.slen[1]);
 	struct split_claims claims = { 0 };
 	struct xshm_region receiver;
+	uint64_t end = xt_now_ms() + SPLIT_TRIES_MS;
 	struct rig r;
 	int tries;
 
 	rig_start(&r, 0);
 	XT_ASSERT_RC(xshm_region_open(&receiver, xt_ep_id(&r.x)), 0);
-	for (tries = 0; tries < SPLIT_TRIES && !claims.back; tries++) {
+	for (tries = 0; !claims.back &&
+	     (tries < SPLIT_TRIES || xt_now_ms() < end); tries++) {
 		/* unexpected: the child is polling when the receive is posted */
 		transfer(&r.x, &r.a, &t, true, true, EARLY_HELD, 0, 0x2000 + tries);
 		claims = split_claims(&receiver);
