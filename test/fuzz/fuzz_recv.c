@@ -9,7 +9,10 @@
  * headers the input corrupts, pushes the input's cells into the endpoint's
  * ring, and drives fi_cq_read with receives posted before and after, so the
  * bytes go through validation, matching, bounce buffers, chunks, RTS pulls
- * and acks.  Everything is closed again, so inputs do not depend on each
+ * and acks.  The endpoint is also an RMA and atomic target of one
+ * registration (TARGET_KEY, named by offset), so RMA, atomic and read data
+ * cells reach their target paths too.  Everything but the registration is
+ * closed again and its bytes are zeroed, so inputs do not depend on each
  * other.
  *
  * Input: struct fuzz_prefix, then records of one control byte and the
@@ -29,6 +32,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "shm/layout.h"
@@ -78,6 +82,17 @@ struct fuzz_prefix {
 					   itself, 3: src_ep_id as given */
 #define CELL_PROGRESS		0x4	/* fi_cq_read right after this cell */
 #define CELL_FILL_BUF		0x8	/* put the cell's data in buf_index */
+#define CELL_BORROW		0x10	/* buf_index: one the source borrowed
+					   from the endpoint's pool, first */
+
+/*
+ * The registration RMA and atomic cells name: mr_mode 0, so by offset from
+ * 0 under a key the application chose.
+ */
+#define TARGET_KEY		1
+#define TARGET_SIZE		65536
+static unsigned char target[TARGET_SIZE];
+static struct fid_mr *target_mr;
 
 struct fuzz_recv {
 	struct iovec iov[2];
@@ -115,7 +130,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	}
 	hints->fabric_attr->prov_name = strdup("xshm");
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
+	/* RMA and atomics with every role: the endpoint is a target too. */
+	hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV | FI_RMA | FI_ATOMIC;
 	hints->mode = 0;
 	hints->domain_attr->mr_mode = 0;
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
@@ -128,6 +144,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	ret = fi_domain(fabric, info, &domain, NULL);
 	if (ret)
 		die("fi_domain", ret);
+	ret = fi_mr_reg(domain, target, sizeof(target),
+			FI_REMOTE_READ | FI_REMOTE_WRITE, 0, TARGET_KEY, 0,
+			&target_mr, NULL);
+	if (ret)
+		die("fi_mr_reg", ret);
 	return 0;
 }
 
@@ -347,7 +368,9 @@ static unsigned char source[SOURCE_SIZE];
 
 static void place_rts(struct xshm_cmd *cmd)
 {
-	struct xshm_rts *rts = (struct xshm_rts *) cmd->data;
+	bool rma = cmd->op == XSHM_OP_WRITE || cmd->op == XSHM_OP_READ;
+	struct xshm_rts *rts = (struct xshm_rts *)
+		(cmd->data + (rma ? sizeof(struct xshm_rma) : 0));
 
 	if (!rts->pid)
 		rts->pid = getpid();
@@ -378,6 +401,9 @@ static void push_cell(struct endpoint *e, struct xshm_region *sender,
 	cmd->src_ep_id = cell_src(ctl, cmd->src_ep_id, e, sender);
 	if (cmd->proto == XSHM_PROTO_RTS)
 		place_rts(cmd);
+	if (ctl & CELL_BORROW)
+		(void) xshm_pool_alloc(&e->region.pool, cmd->src_ep_id,
+				       &cmd->buf_index);
 	buf = xshm_pool_buf(&e->region.pool, cmd->buf_index);
 	if ((ctl & CELL_FILL_BUF) && buf)
 		memcpy(buf, cmd->data, XSHM_INLINE_MAX);
@@ -406,6 +432,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ncells = MAX_CELLS;
 
 	memset(recvs, 0, sizeof(recvs));
+	memset(target, 0, sizeof(target));
 	open_endpoint(&e);
 	create_sender(&sender, e.node_id, &prefix);
 	if (prefix.av & 1)

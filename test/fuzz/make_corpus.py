@@ -12,11 +12,23 @@ CELL_PAYLOAD = 2024  # of a continuation cell
 CELLS_MSG_MAX = INLINE_MAX + 2 * CELL_PAYLOAD  # the longest run: 6032
 OP_MSG, OP_TAGGED, OP_CHUNK, OP_ABORT, OP_ACK, OP_CONT, OP_OFFER = \
     1, 2, 3, 4, 5, 6, 7
+OP_WRITE, OP_READ, OP_READ_DATA, OP_ATOMIC = 9, 10, 11, 12
 INLINE, BUF, RTS, CELLS, SHORT = 1, 2, 3, 4, 5
 SHORT_MAX = 2008
 F_DATA, F_ACK, F_PUSH = 1, 2, 4
+F_POSTED, F_SPLIT = 0x10, 0x20
 SRC_SENDER, SRC_SELF, SRC_GIVEN = 0, 2, 3
-PROGRESS, FILL_BUF = 4, 8
+PROGRESS, FILL_BUF, BORROW = 4, 8, 0x10
+
+# The harness's registration (fuzz_recv.c): key 1, 64 KiB, by offset.
+KEY, TARGET_SIZE = 1, 65536
+RMA_HDR, RMA_RTS_HDR, ATOMIC_HDR = 32, 168, 24
+RMA_INLINE_MAX = INLINE_MAX - RMA_HDR
+U64_MAX = (1 << 64) - 1
+# enum fi_op, enum fi_datatype, XSHM_ATOMIC_*
+FI_SUM, FI_BOR, FI_ATOMIC_READ, FI_ATOMIC_WRITE, FI_CSWAP = 2, 6, 10, 11, 12
+FI_UINT32, FI_UINT64, FI_DOUBLE = 5, 7, 9
+A_WRITE, A_FETCH, A_COMPARE = 0, 1, 2
 
 # Receive spec bits (struct fuzz_prefix.recv).
 POST, TAGGED, AFTER, COMPLETION = 1, 2, 0x10, 0x80
@@ -60,6 +72,42 @@ def rts(pid, iovs):
     for base, length in iovs:
         out += struct.pack("<QQ", base, length)
     return out.ljust(136, b"\0")
+
+
+def rma(addr, length, offset=0, key=KEY):
+    """struct xshm_rma."""
+    return struct.pack("<QQQQ", key, addr, offset, length)
+
+
+def rma_cell(op, proto, size, data=b"", addr=0, offset=0, length=None,
+             key=KEY, flags=F_ACK, chunk=None, **kw):
+    """An RMA command on the harness's registration; its bytes follow."""
+    length = size if length is None else length
+    hdr = rma(addr, length, offset, key)
+    if chunk is None:
+        chunk = len(hdr) + len(data)
+    return cell(op, proto, size, chunk, hdr + data, flags=flags, **kw)
+
+
+def rma_rts_cell(op, size, pid=0, addr=0, flags=F_ACK, **kw):
+    """An RMA RTS: the initiator's bytes at source[0x1000] (pid 0: us)."""
+    data = rma(addr, size) + rts(pid, [(0x1000, size)])
+    return cell(op, RTS, size, RMA_RTS_HDR, data, flags=flags, **kw)
+
+
+def atomic_cell(aop, dtype, kind, operands=b"", compares=b"", count=1,
+                elem=8, addr=0, key=KEY, flags=F_ACK, size=None, chunk=None,
+                **kw):
+    """An XSHM_OP_ATOMIC cell: struct xshm_atomic, operands, compares."""
+    data = struct.pack("<QQBBBBI", key, addr, aop, dtype, kind, 0, count)
+    data += operands + compares
+    size = count * elem if size is None else size
+    chunk = len(data) if chunk is None else chunk
+    return cell(OP_ATOMIC, INLINE, size, chunk, data, flags=flags, **kw)
+
+
+def u64s(*values):
+    return b"".join(struct.pack("<Q", v) for v in values)
 
 
 def payload(n, seed=0):
@@ -149,6 +197,125 @@ SEEDS = {
     cell(OP_CHUNK, INLINE, 10, 10, payload(10)) +
     cell(OP_MSG, BUF, 100, 100, buf=0xffffffff),
 }
+
+# RMA and atomic target paths; the sender is in the AV (av=1) unless said.
+RMA_SEEDS = {
+    "rma_write_inline_posted": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 64, payload(64), addr=0x100, flags=F_POSTED),
+    "rma_write_inline_acked_cq_data": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 64, payload(64), flags=F_ACK | F_DATA,
+             cq_data=5, ack_id=1),
+    "rma_write_inline_two_pieces": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 3000, payload(RMA_INLINE_MAX), addr=0x2000,
+             length=RMA_INLINE_MAX, flags=0, ctl=SRC_SENDER) +
+    rma_cell(OP_WRITE, INLINE, 3000, payload(3000 - RMA_INLINE_MAX, 1),
+             addr=0x2000, offset=RMA_INLINE_MAX,
+             length=3000 - RMA_INLINE_MAX, flags=F_ACK, ack_id=2),
+    "rma_write_buf_posted": prefix(av=1) +
+    rma_cell(OP_WRITE, BUF, 4096, flags=F_POSTED,
+             ctl=SRC_SENDER | BORROW | FILL_BUF | PROGRESS),
+    "rma_write_buf_acked": prefix(av=1) +
+    rma_cell(OP_WRITE, BUF, 16384, addr=0x4000, flags=F_ACK, ack_id=3,
+             ctl=SRC_SENDER | BORROW | FILL_BUF | PROGRESS),
+    # a buffer the sender does not hold: refused, nothing written
+    "rma_write_buf_not_borrowed": prefix(av=1) +
+    rma_cell(OP_WRITE, BUF, 4096, flags=F_ACK, buf=1, ack_id=3,
+             ctl=SRC_SENDER | FILL_BUF | PROGRESS),
+    "rma_read_inline": prefix(av=1) +
+    rma_cell(OP_READ, INLINE, 256, addr=0x100, ack_id=4),
+    # more than a cell: the reply borrows the sender's buffers
+    "rma_read_inline_buffered": prefix(av=1) +
+    rma_cell(OP_READ, INLINE, 40000, ack_id=5),
+    # three whole-registration reads in one progress: the first takes the
+    # sender's four buffers, the next two fill its 64-cell ring and queue
+    "rma_read_sender_ring_full": prefix(av=1) +
+    rma_cell(OP_READ, INLINE, TARGET_SIZE, ack_id=6, ctl=SRC_SENDER) +
+    rma_cell(OP_READ, INLINE, TARGET_SIZE, ack_id=7, ctl=SRC_SENDER) +
+    rma_cell(OP_READ, INLINE, TARGET_SIZE, ack_id=8),
+    # the sender region is refused: no ring to answer into
+    "rma_read_bad_ring_sender": prefix(av=1, ring_xor=b"\x03") +
+    rma_cell(OP_READ, INLINE, 64, ack_id=9),
+    # not in the AV: admitted all the same without auth keys, answered
+    "rma_read_not_in_av": prefix() +
+    rma_cell(OP_READ, INLINE, 64, ack_id=9),
+    "rma_read_from_self": prefix() +
+    rma_cell(OP_READ, INLINE, 64, ack_id=9, ctl=SRC_SELF | PROGRESS),
+    "rma_write_rts": prefix(av=1) +
+    rma_rts_cell(OP_WRITE, 8192, addr=0x1000, ack_id=10),
+    "rma_read_rts": prefix(av=1) +
+    rma_rts_cell(OP_READ, 8192, ack_id=11),
+    # a pid other than the sender region's: refused before any copy
+    "rma_write_rts_wrong_pid": prefix(av=1) +
+    rma_rts_cell(OP_WRITE, 4096, pid=1, ack_id=12),
+    # split offers of generation 0, the fresh sender header's
+    "rma_write_split": prefix(av=1) +
+    rma_rts_cell(OP_WRITE, TARGET_SIZE, flags=F_SPLIT),
+    "rma_read_split": prefix(av=1) +
+    rma_rts_cell(OP_READ, 32768, flags=F_SPLIT, tag=0),
+    "rma_split_stale_generation": prefix(av=1) +
+    rma_rts_cell(OP_WRITE, 4096, flags=F_SPLIT, tag=7),
+    "rma_split_with_ack": prefix(av=1) +
+    rma_rts_cell(OP_WRITE, 4096, flags=F_SPLIT | F_ACK, ack_id=13),
+    "read_data_for_no_read": prefix(av=1) +
+    cell(OP_READ_DATA, INLINE, 64, 64, payload(64), ack_id=14),
+    "read_data_buffered_for_no_read": prefix(av=1) +
+    cell(OP_READ_DATA, BUF, 20000, 0, tag=0, ack_id=14,
+         ctl=SRC_SENDER | BORROW | PROGRESS),
+    "atomic_write_posted": prefix(av=1) +
+    atomic_cell(FI_SUM, FI_UINT64, A_WRITE, u64s(3), addr=8, flags=F_POSTED),
+    "atomic_write_acked": prefix(av=1) +
+    atomic_cell(FI_ATOMIC_WRITE, FI_UINT32, A_WRITE,
+                struct.pack("<4I", 1, 2, 3, 4), count=4, elem=4, ack_id=15),
+    "atomic_fetch_sum": prefix(av=1) +
+    atomic_cell(FI_SUM, FI_UINT64, A_FETCH, u64s(1, 2), count=2, ack_id=16),
+    "atomic_fetch_read": prefix(av=1) +
+    atomic_cell(FI_ATOMIC_READ, FI_DOUBLE, A_FETCH, count=3, addr=64,
+                ack_id=17),
+    "atomic_compare_swap": prefix(av=1) +
+    atomic_cell(FI_CSWAP, FI_UINT64, A_COMPARE, u64s(7, 8), u64s(0, 1),
+                count=2, ack_id=18),
+    "atomic_largest": prefix(av=1) +
+    atomic_cell(FI_CSWAP, FI_UINT64, A_COMPARE, u64s(*range(120)),
+                u64s(*([0] * 120)), count=120, ack_id=19),
+    # malformed: each is refused by its checks and acked with an error
+    "rma_bad_key": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 8, payload(8), key=2, ack_id=20),
+    "rma_range_past_end": prefix(av=1) +
+    rma_cell(OP_READ, INLINE, 1000, addr=TARGET_SIZE - 999, ack_id=21),
+    "rma_addr_wraps": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 64, payload(64), addr=U64_MAX - 7, ack_id=22),
+    # offset + len wraps to msg_size: passes the posted sum, not the piece
+    "rma_offset_len_wraps": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 64, payload(96), offset=(1 << 64) - 32,
+             length=96, flags=F_POSTED),
+    "rma_chunk_too_short": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 8, chunk=16, ack_id=23),
+    "rma_rts_chunk_too_short": prefix(av=1) +
+    rma_cell(OP_WRITE, RTS, 64, chunk=RMA_HDR + 8, ack_id=23),
+    "rma_read_posted": prefix(av=1) +
+    rma_cell(OP_READ, INLINE, 64, flags=F_POSTED),
+    "rma_posted_and_acked": prefix(av=1) +
+    rma_cell(OP_WRITE, INLINE, 8, payload(8), flags=F_POSTED | F_ACK,
+             ack_id=24),
+    "atomic_posted_fetch": prefix(av=1) +
+    atomic_cell(FI_SUM, FI_UINT64, A_FETCH, u64s(1), flags=F_POSTED),
+    "atomic_count_zero": prefix(av=1) +
+    atomic_cell(FI_SUM, FI_UINT64, A_WRITE, count=0, ack_id=25),
+    "atomic_too_many": prefix(av=1) +
+    atomic_cell(FI_SUM, FI_UINT64, A_WRITE, u64s(*range(121)), count=121,
+                ack_id=26),
+    "atomic_unsupported_pair": prefix(av=1) +
+    atomic_cell(FI_BOR, FI_DOUBLE, A_WRITE, u64s(1), ack_id=27),
+    "atomic_compare_as_write": prefix(av=1) +
+    atomic_cell(FI_CSWAP, FI_UINT64, A_WRITE, u64s(1), ack_id=28),
+    "atomic_chunk_too_short": prefix(av=1) +
+    atomic_cell(FI_SUM, FI_UINT64, A_WRITE, chunk=ATOMIC_HDR - 8, ack_id=29),
+    "atomic_bad_key_past_end": prefix(av=1) +
+    atomic_cell(FI_SUM, FI_UINT64, A_WRITE, u64s(1), key=9, ack_id=30) +
+    atomic_cell(FI_SUM, FI_UINT64, A_WRITE, u64s(1), addr=TARGET_SIZE - 4,
+                ack_id=31),
+}
+SEEDS.update(RMA_SEEDS)
 
 
 def main():
