@@ -195,7 +195,7 @@ static void finish_posted(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return;
 	}
 	XSHM_WARN(FI_LOG_EP_DATA,
-		  "posted RMA write of %llu bytes dropped: %s\n",
+		  "posted RMA command of %llu bytes dropped: %s\n",
 		  (unsigned long long) cmd->msg_size, fi_strerror(-ret));
 }
 
