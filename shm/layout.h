@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	23
+#define XSHM_LAYOUT_VERSION	24
 #define XSHM_NAME_MAX		48
 
 /*
@@ -322,6 +322,24 @@ struct xshm_atomic {
 #define XSHM_ATOMIC_MAX_BYTES	960
 
 /*
+ * A posted write or atomic small enough for the cell's first cache line,
+ * as XSHM_PROTO_SHORT with XSHM_CMD_POSTED: tag holds the key, short_data
+ * the struct below, then a write's bytes or an atomic's operands;
+ * chunk_len counts both.  The target reads one line, as for a short
+ * message, where the long form took two.
+ */
+struct xshm_rma_short {
+	uint64_t addr;
+	uint8_t op;		/* atomics: enum fi_op */
+	uint8_t datatype;	/* atomics: enum fi_datatype */
+	uint8_t reserved[2];
+	uint32_t count;		/* atomics: elements */
+};
+
+#define XSHM_RMA_SHORT_MAX	(XSHM_CACHE_LINE - XSHM_SHORT_HDR_SIZE - \
+				 sizeof(struct xshm_rma_short))
+
+/*
  * XSHM_OP_TIMING's payload: when the receiver became ready for the timed
  * message (its previous large message done, or its receive posted late)
  * and when it completed it, CLOCK_MONOTONIC ns, and how long it spent
@@ -409,6 +427,7 @@ static_assert(sizeof(struct xshm_rts) == 136, "rts layout");
 static_assert(sizeof(struct xshm_rts) <= XSHM_INLINE_MAX, "rts fits a cell");
 static_assert(sizeof(struct xshm_rma) == 32, "rma layout");
 static_assert(sizeof(struct xshm_rma_rts) == 168, "rma rts layout");
+static_assert(XSHM_RMA_SHORT_MAX == 16, "a short RMA command fills one line");
 static_assert(sizeof(struct xshm_atomic) == 24, "atomic layout");
 static_assert(sizeof(struct xshm_atomic) + 2 * XSHM_ATOMIC_MAX_BYTES <=
 	      XSHM_INLINE_MAX, "a compare's operands and compare values fit a cell");

@@ -55,10 +55,18 @@ def cell(op, proto, size, chunk, data=b"", flags=0, buf=0, tag=0, cq_data=0,
     return bytes([ctl]) + body
 
 
-def short_cell(op, data, tag=0, src=0, ctl=SRC_SENDER | PROGRESS):
+def short_cell(op, data, tag=0, src=0, ctl=SRC_SENDER | PROGRESS, flags=0):
     """An XSHM_PROTO_SHORT cell: its payload follows the tag."""
-    hdr = struct.pack("<BBHIQQ", op, SHORT, 0, len(data), src, tag)
+    hdr = struct.pack("<BBHIQQ", op, SHORT, flags, len(data), src, tag)
     return bytes([ctl]) + (hdr + data).ljust(CELL - 16, b"\0")
+
+
+def rma_short(op, data, addr=0, aop=0, dtype=0, count=0, key=KEY,
+              flags=F_POSTED):
+    """A posted write or atomic in the cell's first line (struct
+    xshm_rma_short, the key in tag)."""
+    head = struct.pack("<QBBHI", addr, aop, dtype, 0, count)
+    return short_cell(op, head + data, tag=key, flags=flags)
 
 
 def cont(data, ctl=SRC_SENDER):
@@ -261,6 +269,26 @@ RMA_SEEDS = {
     "read_data_buffered_for_no_read": prefix(av=1) +
     cell(OP_READ_DATA, BUF, 20000, 0, tag=0, ack_id=14,
          ctl=SRC_SENDER | BORROW | PROGRESS),
+    "short_write_posted": prefix(av=1) +
+    rma_short(OP_WRITE, payload(16), addr=0x40),
+    "short_write_unposted": prefix(av=1) +
+    rma_short(OP_WRITE, payload(8), flags=F_ACK),
+    "short_write_too_long": prefix(av=1) +
+    rma_short(OP_WRITE, payload(17)),
+    "short_write_past_end": prefix(av=1) +
+    rma_short(OP_WRITE, payload(16), addr=TARGET_SIZE - 8),
+    "short_atomic_sum": prefix(av=1) +
+    rma_short(OP_ATOMIC, u64s(5, 6), addr=8, aop=FI_SUM, dtype=FI_UINT64,
+              count=2),
+    "short_atomic_count_0": prefix(av=1) +
+    rma_short(OP_ATOMIC, b"", aop=FI_SUM, dtype=FI_UINT64, count=0),
+    "short_atomic_read": prefix(av=1) +
+    rma_short(OP_ATOMIC, u64s(1), aop=FI_ATOMIC_READ, dtype=FI_UINT64,
+              count=1),
+    "short_atomic_bad_pair": prefix(av=1) +
+    rma_short(OP_ATOMIC, u64s(1), aop=FI_BOR, dtype=FI_DOUBLE, count=1),
+    "short_atomic_len_mismatch": prefix(av=1) +
+    rma_short(OP_ATOMIC, u64s(1), aop=FI_SUM, dtype=FI_UINT64, count=2),
     "atomic_write_posted": prefix(av=1) +
     atomic_cell(FI_SUM, FI_UINT64, A_WRITE, u64s(3), addr=8, flags=F_POSTED),
     "atomic_write_acked": prefix(av=1) +

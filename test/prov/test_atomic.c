@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm/layout.h"
+
 #define ATOMIC_CAPS	(FI_MSG | FI_RMA | FI_ATOMIC | FI_RMA_EVENT)
 #define FLAG_MASK	(FI_ATOMIC | FI_RMA | FI_MSG | FI_READ | FI_WRITE | \
 			 FI_SEND | FI_RECV)
@@ -92,30 +94,30 @@ static ssize_t post_kind(struct rig *r, int kind, enum fi_op op,
 				 NULL, r->peer, addr, r->key, dt, op, ctx);
 }
 
-/* One pair of kind, on REF_ELEMS elements, checked against the reference. */
+/* One pair of kind, on elems elements, checked against the reference. */
 static void pair_case(struct rig *r, int kind, enum fi_op op,
-		      enum fi_datatype dt)
+		      enum fi_datatype dt, size_t elems)
 {
 	alignas(32) unsigned char tgt[REF_ELEMS * 32], opnd[REF_ELEMS * 32],
 		cmp[REF_ELEMS * 32], want[REF_ELEMS * 32], got[REF_ELEMS * 32],
 		res[REF_ELEMS * 32];
-	size_t len = REF_ELEMS * ref_size(dt), off = 64;
+	size_t len = elems * ref_size(dt), off = 64;
 	int ctx;
 
 	ref_fill(dt, tgt, opnd, cmp);
 	put(r, tgt, off, len);
 	memcpy(want, tgt, len);
-	ref_apply(op, dt, want, opnd, cmp, REF_ELEMS);
+	ref_apply(op, dt, want, opnd, cmp, elems);
 	memset(res, 0xa5, sizeof(res));
 	XT_POST(&r->x, post_kind(r, kind, op, dt,
 				 op == FI_ATOMIC_READ ? NULL : opnd, cmp, res,
-				 REF_ELEMS, off, &ctx));
+				 elems, off, &ctx));
 	expect_atomic(r, &ctx, FI_ATOMIC | (kind == REF_WRITE ? FI_WRITE :
 					    FI_READ));
 	get(r, got, off, len);
-	assert_values(dt, got, want, REF_ELEMS, "target", kind, op);
+	assert_values(dt, got, want, elems, "target", kind, op);
 	if (kind != REF_WRITE)
-		assert_values(dt, res, tgt, REF_ELEMS, "fetched", kind, op);
+		assert_values(dt, res, tgt, elems, "fetched", kind, op);
 }
 
 START_TEST(every_pair_matches_reference)
@@ -126,10 +128,34 @@ START_TEST(every_pair_matches_reference)
 	for (int op = 0; op < FI_ATOMIC_OP_LAST; op++)
 		for (int dt = 0; dt < FI_DATATYPE_LAST; dt++)
 			if (ref_supported(kind, op, dt)) {
-				pair_case(r, kind, op, dt);
+				pair_case(r, kind, op, dt, REF_ELEMS);
 				pairs++;
 			}
 	XT_ASSERT(pairs > 60, "only %d pairs", pairs);
+	rig_stop(r);
+}
+END_TEST
+
+/*
+ * Atomic writes whose operands fit a posted command's first line
+ * (XSHM_RMA_SHORT_MAX bytes): as many elements as fit, and one.
+ */
+START_TEST(every_write_pair_in_one_line)
+{
+	struct rig *r = atomic_rig(ALL_ACCESS);
+	int pairs = 0;
+
+	for (int op = 0; op < FI_ATOMIC_OP_LAST; op++)
+		for (int dt = 0; dt < FI_DATATYPE_LAST; dt++) {
+			size_t most = XSHM_RMA_SHORT_MAX / ref_size(dt);
+
+			if (!most || !ref_supported(REF_WRITE, op, dt))
+				continue;
+			pair_case(r, REF_WRITE, op, dt, most);
+			pair_case(r, REF_WRITE, op, dt, 1);
+			pairs++;
+		}
+	XT_ASSERT(pairs > 40, "only %d pairs", pairs);
 	rig_stop(r);
 }
 END_TEST
@@ -383,6 +409,7 @@ static Suite *atomic_suite(void)
 
 	tcase_set_timeout(data, 120);
 	tcase_add_loop_test(data, every_pair_matches_reference, 0, REF_KINDS);
+	tcase_add_test(data, every_write_pair_in_one_line);
 	tcase_add_test(data, valid_queries_agree_with_reference);
 	tcase_add_test(data, unsupported_pairs_refused_by_calls);
 	tcase_add_test(data, vector_calls_gather_and_scatter);

@@ -93,6 +93,13 @@ START_TEST(posted_write_completes_before_target_applies_it)
 }
 END_TEST
 
+/* Within the cell's first line (XSHM_RMA_SHORT_MAX): each call, 1 and 16 B. */
+START_TEST(short_write_completes_before_target_applies_it)
+{
+	posted_case(_i % 4, _i < 4 ? 1 : XSHM_RMA_SHORT_MAX);
+}
+END_TEST
+
 /* Past one cell, in a bounce buffer: calls 0 to 2 at each size. */
 static const size_t buffered_len[] = {
 	XSHM_RMA_INLINE_MAX + 1, 4096 + 3, RIG_POSTED_MAX,
@@ -248,16 +255,18 @@ START_TEST(delivery_complete_waits_for_target)
 END_TEST
 
 /*
- * Closed between the initiator's check and the target's: the write has
- * succeeded at the initiator and is dropped at the target (fi_xshm(7)).
+ * Closed between the initiator's check and the target's: the write, in a
+ * cell or its first line, has succeeded at the initiator and is dropped
+ * at the target (fi_xshm(7)).
  */
 START_TEST(closed_before_applied_is_dropped)
 {
 	struct rig *r = idle_rig(ALL_ACCESS);
-	void *buf = initiator_buf(SMALL);
+	size_t len = _i ? XSHM_RMA_SHORT_MAX : SMALL;
+	void *buf = initiator_buf(len);
 	int ctx;
 
-	post_write(r, 0, buf, SMALL, 0, &ctx);
+	post_write(r, 0, buf, len, 0, &ctx);
 	expect_done(r, &ctx, FI_RMA | FI_WRITE);
 	xt_signal(r->c.sock, T_CLOSE_MR);
 	XT_ASSERT(xt_wait(r->c.sock) == T_OK, "close");
@@ -328,13 +337,16 @@ static Suite *rma_posted_suite(void)
 			    posted_write_completes_before_target_applies_it,
 			    0, 4);
 	tcase_add_loop_test(posted,
+			    short_write_completes_before_target_applies_it,
+			    0, 8);
+	tcase_add_loop_test(posted,
 			    buffered_write_completes_before_target_applies_it,
 			    0, 9);
 	tcase_add_test(posted, larger_write_copied_at_once);
 	tcase_add_test(posted, undrained_pool_leaves_writes_to_initiator);
 	tcase_add_loop_test(posted, posted_write_errors_push_nothing, 0, 2);
 	tcase_add_loop_test(posted, delivery_complete_waits_for_target, 0, 3);
-	tcase_add_test(posted, closed_before_applied_is_dropped);
+	tcase_add_loop_test(posted, closed_before_applied_is_dropped, 0, 2);
 	tcase_add_test(posted, full_ring_queues_then_completes);
 	tcase_add_test(posted, counters_count_posted_writes);
 	/* xshm's own protocol (FI_XSHM_RMA_FAST) */

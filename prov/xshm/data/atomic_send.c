@@ -175,6 +175,31 @@ ssize_t xshm_atomic_post(struct xshm_ep *ep,
 	return ret;
 }
 
+/*
+ * A posted atomic (it writes, with one set of operands) whose command fits
+ * the cell's first line (struct xshm_rma_short), the key in tag.
+ */
+static bool fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+		       const struct xshm_atomic_op *op)
+{
+	struct xshm_rma_short head = {
+		.addr = op->hdr.addr, .op = op->hdr.op,
+		.datatype = op->hdr.datatype, .count = op->hdr.count,
+	};
+
+	if (!op->tx.posted || op->len > XSHM_RMA_SHORT_MAX)
+		return false;
+	memcpy(cmd->short_data, &head, sizeof(head));
+	memcpy(cmd->short_data + sizeof(head), op->bytes, op->len);
+	cmd->op = XSHM_OP_ATOMIC;
+	cmd->proto = XSHM_PROTO_SHORT;
+	cmd->flags = XSHM_CMD_POSTED;
+	cmd->chunk_len = (uint32_t) (sizeof(head) + op->len);
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = op->hdr.key;
+	return true;
+}
+
 static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		     const struct xshm_atomic_op *op)
 {
@@ -206,7 +231,8 @@ ssize_t xshm_atomic_push(struct xshm_ep *ep, struct xshm_tx_op *tx)
 		return ret;
 	cmd = xshm_ring_reserve(&peer->region.ring, &pos);
 	if (cmd) {
-		fill_cmd(cmd, ep, op);
+		if (!fill_short(cmd, ep, op))
+			fill_cmd(cmd, ep, op);
 		if (!xshm_ring_commit(&peer->region.ring, cmd, pos)) {
 			xshm_doorbell_ring(&peer->region);
 			tx->sent = tx->total;

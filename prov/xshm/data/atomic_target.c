@@ -76,10 +76,9 @@ static uint64_t access_of(const struct xshm_atomic *hdr)
 	return FI_REMOTE_READ | FI_REMOTE_WRITE;
 }
 
-static void copy_operands(struct atomic_work *w, const struct xshm_cmd *shared)
+/* The operands, then the compare values, from where the command has them. */
+static void copy_operands(struct atomic_work *w, const unsigned char *from)
 {
-	const unsigned char *from = shared->data + sizeof(w->hdr);
-
 	if (w->hdr.op != FI_ATOMIC_READ) {
 		memcpy(w->src, from, w->len);
 		from += w->len;
@@ -116,7 +115,7 @@ static int apply(struct xshm_ep *ep, struct atomic_work *w,
  * old values are on their way, whose sender acks it.
  */
 static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-		 struct atomic_work *w, const struct xshm_cmd *shared,
+		 struct atomic_work *w, const unsigned char *operands,
 		 const struct xshm_mr_entry **mr)
 {
 	uint64_t role = access_of(&w->hdr);
@@ -126,7 +125,7 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	/* An endpoint that did not ask to be a target is none. */
 	if ((ep->caps & (FI_ATOMIC | role)) != (FI_ATOMIC | role))
 		return -FI_EOPNOTSUPP;
-	copy_operands(w, shared);
+	copy_operands(w, operands);
 	ret = apply(ep, w, mr);
 	if (ret || w->hdr.kind == XSHM_ATOMIC_WRITE)
 		return ret;
@@ -155,24 +154,44 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		mr_cntr->owner_ops->inc(mr_cntr);
 }
 
-void xshm_atomic_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			       const struct xshm_cmd *shared)
+/*
+ * A posted atomic write in the cell's first line (struct xshm_rma_short):
+ * true, with w's header and length and whole's size set, when its shape
+ * holds.
+ */
+static bool short_valid(const struct xshm_cmd *cmd,
+			const struct xshm_cmd *shared, struct atomic_work *w,
+			struct xshm_cmd *whole)
 {
-	const struct xshm_mr_entry *mr = NULL;
-	struct atomic_work w;
-	int ret;
+	struct xshm_rma_short head;
+	size_t size;
 
-	if (cmd->chunk_len < sizeof(w.hdr) || cmd->chunk_len > XSHM_INLINE_MAX) {
-		XSHM_WARN(FI_LOG_EP_DATA, "malformed atomic command dropped\n");
-		return;
-	}
-	memcpy(&w.hdr, shared->data, sizeof(w.hdr));
-	if (!atomic_cmd_valid(cmd, &w.hdr, &w.len))
-		ret = -FI_EINVAL;
-	else
-		ret = serve(ep, cmd, &w, shared, &mr);
+	if (cmd->flags != XSHM_CMD_POSTED || cmd->chunk_len < sizeof(head))
+		return false;
+	memcpy(&head, shared->short_data, sizeof(head));
+	w->hdr = (struct xshm_atomic) {
+		.key = cmd->tag, .addr = head.addr, .op = head.op,
+		.datatype = head.datatype, .kind = XSHM_ATOMIC_WRITE,
+		.count = head.count,
+	};
+	if (!xshm_atomic_supported(w->hdr.kind, w->hdr.op, w->hdr.datatype) ||
+	    w->hdr.op == FI_ATOMIC_READ)
+		return false;
+	size = xshm_atomic_type_size(w->hdr.datatype);
+	if (!head.count || head.count > XSHM_RMA_SHORT_MAX / size)
+		return false;
+	w->len = head.count * size;
+	whole->msg_size = w->len;
+	return cmd->chunk_len == sizeof(head) + w->len;
+}
+
+/* Its remote events; then its ack, or, posted, a failure only logged. */
+static void finish(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		   const struct atomic_work *w, const struct xshm_mr_entry *mr,
+		   int ret)
+{
 	if (ret >= 0)
-		report_target(ep, cmd, &w, mr);
+		report_target(ep, cmd, w, mr);
 	if (cmd->flags & XSHM_CMD_POSTED) {
 		/* its initiator has completed it: only the log can tell */
 		if (ret < 0)
@@ -182,4 +201,31 @@ void xshm_atomic_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	}
 	if (ret != 1 && !ep->closing)
 		xshm_ack_send(ep, cmd->src_ep_id, cmd->ack_id, -ret);
+}
+
+void xshm_atomic_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			       const struct xshm_cmd *shared)
+{
+	const struct xshm_mr_entry *mr = NULL;
+	struct atomic_work w;
+	int ret;
+
+	if (cmd->proto == XSHM_PROTO_SHORT) {
+		struct xshm_cmd whole = *cmd;
+
+		ret = short_valid(cmd, shared, &w, &whole) ?
+		      serve(ep, &whole, &w, shared->short_data +
+			    sizeof(struct xshm_rma_short), &mr) : -FI_EINVAL;
+		finish(ep, &whole, &w, mr, ret);
+		return;
+	}
+	if (cmd->chunk_len < sizeof(w.hdr) || cmd->chunk_len > XSHM_INLINE_MAX) {
+		XSHM_WARN(FI_LOG_EP_DATA, "malformed atomic command dropped\n");
+		return;
+	}
+	memcpy(&w.hdr, shared->data, sizeof(w.hdr));
+	ret = atomic_cmd_valid(cmd, &w.hdr, &w.len) ?
+	      serve(ep, cmd, &w, shared->data + sizeof(w.hdr), &mr) :
+	      -FI_EINVAL;
+	finish(ep, cmd, &w, mr, ret);
 }

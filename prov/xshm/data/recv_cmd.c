@@ -367,14 +367,16 @@ static bool locate_payload(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 /*
  * A private copy of a command's header.  A short command's header ends
  * where its payload starts: what it leaves out is what a whole message
- * without remote CQ data or ack has.
+ * without remote CQ data or ack has.  A short RMA or atomic command keeps
+ * its flags, which its target checks (struct xshm_rma_short).
  */
 static void read_cmd(struct xshm_cmd *cmd, const struct xshm_cmd *shared)
 {
 	memcpy(cmd, shared, sizeof(*cmd));
 	if (cmd->proto != XSHM_PROTO_SHORT)
 		return;
-	cmd->flags = 0;
+	if (!xshm_rma_is_cmd(cmd->op) && cmd->op != XSHM_OP_ATOMIC)
+		cmd->flags = 0;
 	cmd->cq_data = 0;
 	cmd->msg_size = cmd->chunk_len;
 	cmd->buf_index = 0;

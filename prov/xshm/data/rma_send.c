@@ -177,6 +177,30 @@ static size_t next_len(const struct xshm_rma_op *op,
 }
 
 /* The command moving len bytes of op from op->tx.sent on, as proto says. */
+/* A posted write whose command fits the cell's first line. */
+static bool fits_short(const struct xshm_rma_op *op)
+{
+	return op->tx.posted && op->tx.op == XSHM_OP_WRITE &&
+	       op->tx.total <= XSHM_RMA_SHORT_MAX;
+}
+
+/* That command (struct xshm_rma_short), the key in tag. */
+static void fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
+		       const struct xshm_rma_op *op)
+{
+	struct xshm_rma_short head = { .addr = op->addr };
+
+	memcpy(cmd->short_data, &head, sizeof(head));
+	xshm_iov_copy_from(cmd->short_data + sizeof(head), op->tx.iov,
+			   op->tx.iov_count, 0, op->tx.total);
+	cmd->op = XSHM_OP_WRITE;
+	cmd->proto = XSHM_PROTO_SHORT;
+	cmd->flags = XSHM_CMD_POSTED;
+	cmd->chunk_len = (uint32_t) (sizeof(head) + op->tx.total);
+	cmd->src_ep_id = ep->addr.ep_id;
+	cmd->tag = op->key;
+}
+
 static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		     const struct xshm_rma_op *op, uint8_t proto, size_t len,
 		     uint32_t buf_index)
@@ -247,7 +271,10 @@ static ssize_t push_next(struct xshm_ep *ep, struct xshm_peer *peer,
 		return no_room(ep, peer);
 	cmd = xshm_ring_reserve(&region->ring, &pos);
 	if (cmd) {
-		fill_cmd(cmd, ep, op, proto, len, index);
+		if (fits_short(op))
+			fill_short(cmd, ep, op);
+		else
+			fill_cmd(cmd, ep, op, proto, len, index);
 		if (!xshm_ring_commit(&region->ring, cmd, pos)) {
 			xshm_doorbell_ring(region);
 			op->tx.sent += len;

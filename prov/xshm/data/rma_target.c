@@ -119,6 +119,25 @@ static int single_copy(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 }
 
 /*
+ * The registered range the whole of cmd touches, its key, access and
+ * bounds checked, into local: 0 or the negative error.
+ */
+static int resolve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+		   const struct xshm_rma *rma, struct iovec *local,
+		   size_t *nlocal, const struct xshm_mr_entry **mr)
+{
+	uint64_t role = cmd->op == XSHM_OP_WRITE ? FI_REMOTE_WRITE :
+						   FI_REMOTE_READ;
+
+	/* An endpoint that did not ask to be a target is none. */
+	if ((ep->caps & (FI_RMA | role)) != (FI_RMA | role))
+		return -FI_EOPNOTSUPP;
+	return xshm_mr_table_resolve(&ep->domain->mr_table, rma->key,
+				     rma->addr, cmd->msg_size, role, local,
+				     nlocal, mr);
+}
+
+/*
  * Checks and moves the bytes of cmd; 0, a negative error, or 1 when a read
  * is answered in cells, whose sender acks it.
  */
@@ -128,18 +147,10 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 {
 	const struct xshm_rma *rma = &full->rma;
 	bool write = cmd->op == XSHM_OP_WRITE;
-	uint64_t role = write ? FI_REMOTE_WRITE : FI_REMOTE_READ;
 	struct iovec local[XSHM_IOV_LIMIT];
 	size_t nlocal;
-	int ret;
+	int ret = resolve(ep, cmd, rma, local, &nlocal, mr);
 
-	/* An endpoint that did not ask to be a target is none. */
-	if ((ep->caps & (FI_RMA | role)) != (FI_RMA | role))
-		return -FI_EOPNOTSUPP;
-	ret = xshm_mr_table_resolve(&ep->domain->mr_table, rma->key, rma->addr,
-				    cmd->msg_size,
-				    write ? FI_REMOTE_WRITE : FI_REMOTE_READ,
-				    local, &nlocal, mr);
 	if (ret)
 		return ret;
 	if (cmd->flags & XSHM_CMD_SPLIT)
@@ -199,6 +210,35 @@ static void finish_posted(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		  (unsigned long long) cmd->msg_size, fi_strerror(-ret));
 }
 
+/*
+ * A posted write in the cell's first line (struct xshm_rma_short): checked
+ * and applied as an inline one is, its failure only logged.
+ */
+static void short_write(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			const struct xshm_cmd *shared)
+{
+	const struct xshm_mr_entry *mr = NULL;
+	struct iovec local[XSHM_IOV_LIMIT];
+	struct xshm_cmd whole = *cmd;
+	struct xshm_rma_short head;
+	struct xshm_rma rma = { .key = cmd->tag };
+	size_t nlocal;
+	int ret = -FI_EINVAL;
+
+	if (cmd->op == XSHM_OP_WRITE && cmd->flags == XSHM_CMD_POSTED &&
+	    cmd->chunk_len >= sizeof(head) &&
+	    cmd->chunk_len <= sizeof(head) + XSHM_RMA_SHORT_MAX) {
+		memcpy(&head, shared->short_data, sizeof(head));
+		rma.addr = head.addr;
+		rma.len = whole.msg_size = cmd->chunk_len - sizeof(head);
+		ret = resolve(ep, &whole, &rma, local, &nlocal, &mr);
+	}
+	if (!ret)
+		xshm_iov_copy_to(local, nlocal, 0,
+				 shared->short_data + sizeof(head), rma.len);
+	finish_posted(ep, &whole, mr, ret);
+}
+
 void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			    const struct xshm_cmd *shared)
 {
@@ -210,6 +250,10 @@ void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 	if (cmd->op == XSHM_OP_READ_DATA) {
 		xshm_rma_read_data(ep, cmd, shared);
+		return;
+	}
+	if (cmd->proto == XSHM_PROTO_SHORT) {
+		short_write(ep, cmd, shared);
 		return;
 	}
 	if (cmd->chunk_len < hdr || cmd->chunk_len > XSHM_INLINE_MAX) {
