@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	24
+#define XSHM_LAYOUT_VERSION	25
 #define XSHM_NAME_MAX		48
 
 /*
@@ -322,18 +322,20 @@ struct xshm_atomic {
 #define XSHM_ATOMIC_MAX_BYTES	960
 
 /*
- * A posted write or atomic small enough for the cell's first cache line,
- * as XSHM_PROTO_SHORT with XSHM_CMD_POSTED: tag holds the key, short_data
- * the struct below, then a write's bytes or an atomic's operands;
- * chunk_len counts both.  The target reads one line, as for a short
- * message, where the long form took two.
+ * A small write or atomic whole in the cell's first cache line, as
+ * XSHM_PROTO_SHORT: tag holds the key, short_data the struct below, then a
+ * write's bytes or an atomic's operands; chunk_len counts both.  A write or
+ * an atomic write is posted (XSHM_CMD_POSTED); a fetching atomic (no
+ * compare) asks for its ack (XSHM_CMD_ACK) with ack_id.  No remote CQ data.
+ * The target reads one line, as for a short message, where the long form
+ * took two.
  */
 struct xshm_rma_short {
 	uint64_t addr;
 	uint8_t op;		/* atomics: enum fi_op */
 	uint8_t datatype;	/* atomics: enum fi_datatype */
-	uint8_t reserved[2];
-	uint32_t count;		/* atomics: elements */
+	uint16_t count;		/* atomics: elements */
+	uint32_t ack_id;	/* a fetching atomic's */
 };
 
 #define XSHM_RMA_SHORT_MAX	(XSHM_CACHE_LINE - XSHM_SHORT_HDR_SIZE - \

@@ -62,10 +62,10 @@ def short_cell(op, data, tag=0, src=0, ctl=SRC_SENDER | PROGRESS, flags=0):
 
 
 def rma_short(op, data, addr=0, aop=0, dtype=0, count=0, key=KEY,
-              flags=F_POSTED):
-    """A posted write or atomic in the cell's first line (struct
-    xshm_rma_short, the key in tag)."""
-    head = struct.pack("<QBBHI", addr, aop, dtype, 0, count)
+              flags=F_POSTED, ack_id=0):
+    """A write or atomic in the cell's first line (struct xshm_rma_short,
+    the key in tag)."""
+    head = struct.pack("<QBBHI", addr, aop, dtype, count, ack_id)
     return short_cell(op, head + data, tag=key, flags=flags)
 
 
@@ -285,6 +285,15 @@ RMA_SEEDS = {
     "short_atomic_read": prefix(av=1) +
     rma_short(OP_ATOMIC, u64s(1), aop=FI_ATOMIC_READ, dtype=FI_UINT64,
               count=1),
+    "short_atomic_fetch_sum": prefix(av=1) +
+    rma_short(OP_ATOMIC, u64s(3), addr=16, aop=FI_SUM, dtype=FI_UINT64,
+              count=1, flags=F_ACK, ack_id=21),
+    "short_atomic_fetch_read": prefix(av=1) +
+    rma_short(OP_ATOMIC, b"", aop=FI_ATOMIC_READ, dtype=FI_UINT64,
+              count=2, flags=F_ACK, ack_id=22),
+    "short_atomic_fetch_posted_and_acked": prefix(av=1) +
+    rma_short(OP_ATOMIC, u64s(3), aop=FI_SUM, dtype=FI_UINT64,
+              count=1, flags=F_ACK | F_POSTED, ack_id=23),
     "short_atomic_bad_pair": prefix(av=1) +
     rma_short(OP_ATOMIC, u64s(1), aop=FI_BOR, dtype=FI_DOUBLE, count=1),
     "short_atomic_len_mismatch": prefix(av=1) +

@@ -176,24 +176,28 @@ ssize_t xshm_atomic_post(struct xshm_ep *ep,
 }
 
 /*
- * A posted atomic (it writes, with one set of operands) whose command fits
- * the cell's first line (struct xshm_rma_short), the key in tag.
+ * An atomic whose command fits the cell's first line (struct
+ * xshm_rma_short), the key in tag: a posted write, or a fetch, up to
+ * XSHM_RMA_SHORT_MAX bytes of elements, without remote CQ data.
  */
 static bool fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		       const struct xshm_atomic_op *op)
 {
 	struct xshm_rma_short head = {
 		.addr = op->hdr.addr, .op = op->hdr.op,
-		.datatype = op->hdr.datatype, .count = op->hdr.count,
+		.datatype = op->hdr.datatype, .count = (uint16_t) op->hdr.count,
+		.ack_id = op->tx.ack_id,
 	};
 
-	if (!op->tx.posted || op->len > XSHM_RMA_SHORT_MAX)
+	if (op->hdr.kind == XSHM_ATOMIC_COMPARE ||
+	    op->tx.total > XSHM_RMA_SHORT_MAX ||
+	    (op->tx.cmd_flags & XSHM_CMD_REMOTE_CQ_DATA))
 		return false;
 	memcpy(cmd->short_data, &head, sizeof(head));
 	memcpy(cmd->short_data + sizeof(head), op->bytes, op->len);
 	cmd->op = XSHM_OP_ATOMIC;
 	cmd->proto = XSHM_PROTO_SHORT;
-	cmd->flags = XSHM_CMD_POSTED;
+	cmd->flags = op->tx.posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK;
 	cmd->chunk_len = (uint32_t) (sizeof(head) + op->len);
 	cmd->src_ep_id = ep->addr.ep_id;
 	cmd->tag = op->hdr.key;

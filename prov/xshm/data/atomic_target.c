@@ -155,34 +155,36 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 }
 
 /*
- * A posted atomic write in the cell's first line (struct xshm_rma_short):
- * true, with w's header and length and whole's size set, when its shape
- * holds.
+ * An atomic in the cell's first line (struct xshm_rma_short): a posted
+ * write, or a fetch asking for its ack.  True, with w's header and length
+ * and whole's size and ack id set, when its shape holds.
  */
 static bool short_valid(const struct xshm_cmd *cmd,
 			const struct xshm_cmd *shared, struct atomic_work *w,
 			struct xshm_cmd *whole)
 {
+	bool posted = cmd->flags == XSHM_CMD_POSTED;
 	struct xshm_rma_short head;
 	size_t size;
 
-	if (cmd->flags != XSHM_CMD_POSTED || cmd->chunk_len < sizeof(head))
+	if ((!posted && cmd->flags != XSHM_CMD_ACK) ||
+	    cmd->chunk_len < sizeof(head))
 		return false;
 	memcpy(&head, shared->short_data, sizeof(head));
 	w->hdr = (struct xshm_atomic) {
 		.key = cmd->tag, .addr = head.addr, .op = head.op,
-		.datatype = head.datatype, .kind = XSHM_ATOMIC_WRITE,
-		.count = head.count,
+		.datatype = head.datatype, .count = head.count,
+		.kind = posted ? XSHM_ATOMIC_WRITE : XSHM_ATOMIC_FETCH,
 	};
-	if (!xshm_atomic_supported(w->hdr.kind, w->hdr.op, w->hdr.datatype) ||
-	    w->hdr.op == FI_ATOMIC_READ)
+	whole->ack_id = posted ? 0 : head.ack_id;
+	if (!xshm_atomic_supported(w->hdr.kind, w->hdr.op, w->hdr.datatype))
 		return false;
 	size = xshm_atomic_type_size(w->hdr.datatype);
 	if (!head.count || head.count > XSHM_RMA_SHORT_MAX / size)
 		return false;
 	w->len = head.count * size;
 	whole->msg_size = w->len;
-	return cmd->chunk_len == sizeof(head) + w->len;
+	return cmd->chunk_len == sizeof(head) + operand_sets(&w->hdr) * w->len;
 }
 
 /* Its remote events; then its ack, or, posted, a failure only logged. */
