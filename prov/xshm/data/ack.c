@@ -119,6 +119,11 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 		XSHM_WARN(FI_LOG_EP_DATA, "unexpected ack %u dropped\n", ack_id);
 		return;
 	}
+	xshm_ack_complete(ep, op, status);
+}
+
+void xshm_ack_complete(struct xshm_ep *ep, struct xshm_tx_op *op, int status)
+{
 	/* An RMA or atomic target's status says which check failed. */
 	if (status)
 		fail_waiting(ep, op, op->comp_flags & (FI_RMA | FI_ATOMIC) ?

@@ -193,14 +193,10 @@ static bool fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	    op->tx.total > XSHM_RMA_SHORT_MAX ||
 	    (op->tx.cmd_flags & XSHM_CMD_REMOTE_CQ_DATA))
 		return false;
-	memcpy(cmd->short_data, &head, sizeof(head));
+	xshm_rma_short_fill(cmd, XSHM_OP_ATOMIC,
+			    op->tx.posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK,
+			    op->hdr.key, ep->addr.ep_id, &head, op->len);
 	memcpy(cmd->short_data + sizeof(head), op->bytes, op->len);
-	cmd->op = XSHM_OP_ATOMIC;
-	cmd->proto = XSHM_PROTO_SHORT;
-	cmd->flags = op->tx.posted ? XSHM_CMD_POSTED : XSHM_CMD_ACK;
-	cmd->chunk_len = (uint32_t) (sizeof(head) + op->len);
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = op->hdr.key;
 	return true;
 }
 

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
@@ -88,6 +89,25 @@ struct xshm_rts;
 int xshm_rma_split_serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			 const struct xshm_rts *src, const struct iovec *local,
 			 size_t nlocal);
+
+/*
+ * A write or atomic in the cell's first line (struct xshm_rma_short): head
+ * and the header, for payload_len bytes the caller puts after head.
+ */
+static inline void xshm_rma_short_fill(struct xshm_cmd *cmd, uint8_t op,
+				       uint16_t flags, uint64_t key,
+				       uint64_t src_ep_id,
+				       const struct xshm_rma_short *head,
+				       size_t payload_len)
+{
+	memcpy(cmd->short_data, head, sizeof(*head));
+	cmd->op = op;
+	cmd->proto = XSHM_PROTO_SHORT;
+	cmd->flags = flags;
+	cmd->chunk_len = (uint32_t) (sizeof(*head) + payload_len);
+	cmd->src_ep_id = src_ep_id;
+	cmd->tag = key;
+}
 
 /* rma_send.c: op is XSHM_OP_WRITE or XSHM_OP_READ. */
 ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,

@@ -206,7 +206,7 @@ void xshm_rma_read_data(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		xshm_buf_return(ep, cmd->buf_index, cmd->src_ep_id);
 	/* The one cell of a reply that carries its ack (answered_at_once). */
 	if (whole && (cmd->flags & XSHM_CMD_ACK))
-		xshm_ack_received(ep, cmd->src_ep_id, cmd->ack_id, 0);
+		xshm_ack_complete(ep, op, 0);
 }
 
 void xshm_rma_reply_close(struct xshm_ep *ep)

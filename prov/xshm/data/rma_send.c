@@ -176,7 +176,6 @@ static size_t next_len(const struct xshm_rma_op *op,
 	return left < most ? left : most;
 }
 
-/* The command moving len bytes of op from op->tx.sent on, as proto says. */
 /* A posted write whose command fits the cell's first line. */
 static bool fits_short(const struct xshm_rma_op *op)
 {
@@ -190,17 +189,13 @@ static void fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 {
 	struct xshm_rma_short head = { .addr = op->addr };
 
-	memcpy(cmd->short_data, &head, sizeof(head));
+	xshm_rma_short_fill(cmd, XSHM_OP_WRITE, XSHM_CMD_POSTED, op->key,
+			    ep->addr.ep_id, &head, op->tx.total);
 	xshm_iov_copy_from(cmd->short_data + sizeof(head), op->tx.iov,
 			   op->tx.iov_count, 0, op->tx.total);
-	cmd->op = XSHM_OP_WRITE;
-	cmd->proto = XSHM_PROTO_SHORT;
-	cmd->flags = XSHM_CMD_POSTED;
-	cmd->chunk_len = (uint32_t) (sizeof(head) + op->tx.total);
-	cmd->src_ep_id = ep->addr.ep_id;
-	cmd->tag = op->key;
 }
 
+/* The command moving len bytes of op from op->tx.sent on, as proto says. */
 static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		     const struct xshm_rma_op *op, uint8_t proto, size_t len,
 		     uint32_t buf_index)

@@ -37,7 +37,6 @@
 #include "shm/region.h"
 #include "shm/scopy/split.h"
 
-
 /* Where chunk of an operation of len bytes starts, and its length. */
 static size_t chunk_at(long chunk, size_t len, size_t *offset)
 {
