@@ -233,6 +233,45 @@ START_TEST(round_trip_with_child)
 }
 END_TEST
 
+/* Pages of [base, base + size) without a page table entry (pagemap(5)). */
+static size_t pages_unmapped(const void *base, size_t size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t first = (uintptr_t) base / (uintptr_t) page;
+	size_t missing = 0, npages = size / (size_t) page;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	for (size_t i = 0; i < npages; i++) {
+		uint64_t entry = 0;
+
+		ck_assert_int_eq(pread(fd, &entry, sizeof(entry),
+				       (off_t) ((first + i) * sizeof(entry))),
+				 sizeof(entry));
+		missing += !(entry >> 63);
+	}
+	close(fd);
+	return missing;
+}
+
+/*
+ * Both the owner's mapping and a peer's hold every page from the start: a
+ * first touch on the data path would cost a page fault (region.c).
+ */
+START_TEST(mappings_are_populated)
+{
+	struct xshm_region region, peer;
+	uint64_t ep_id = test_ep_id();
+
+	create_ok(&region, ep_id);
+	ck_assert_uint_eq(pages_unmapped(region.base, region.size), 0);
+	ck_assert_int_eq(xshm_region_open(&peer, ep_id), 0);
+	ck_assert_uint_eq(pages_unmapped(peer.base, peer.size), 0);
+	xshm_region_close(&peer);
+	xshm_region_close(&region);
+}
+END_TEST
+
 START_TEST(create_twice)
 {
 	struct xshm_region region, again, peer;
@@ -698,6 +737,7 @@ static Suite *region_suite(void)
 	tcase_add_test(region, create_fills_header);
 	tcase_add_test(region, create_rejects_bad_geom);
 	tcase_add_test(region, round_trip_with_child);
+	tcase_add_test(region, mappings_are_populated);
 	tcase_add_test(region, create_twice);
 	tcase_add_test(region, open_missing);
 	tcase_add_test(region, close_unlinks_owner_only);
