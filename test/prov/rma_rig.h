@@ -67,8 +67,9 @@ void target_child(int sock, void *arg);
  * Every RMA test runs in each FI_XSHM_RMA_FAST mode, a build each
  * (XT_RMA_MODE): the target does it all (=0, RIG_TARGET), the initiator
  * copies itself at every size (=1, RIG_FAST, split with the target from
- * two chunks: FI_XSHM_RMA_SPLIT_MIN=1), or by size (auto, RIG_AUTO:
- * small writes posted, large operations copied).  But for RIG_TARGET the
+ * two chunks: FI_XSHM_RMA_SPLIT_MIN=1), or by size (auto, RIG_AUTO, with
+ * FI_XSHM_PATH=static and FI_XSHM_RMA_POSTED_MAX=RIG_POSTED_MAX: small
+ * writes posted, large operations copied).  But for RIG_TARGET the
  * target binds no remote counter unless the test asks for them
  * (opts.counted, rig_start_counted): counting is the target's, so counters
  * send the operations its way.  Called by main.
@@ -76,10 +77,7 @@ void target_child(int sock, void *arg);
 enum rig_mode { RIG_TARGET, RIG_FAST, RIG_AUTO };
 void rig_force_mode(enum rig_mode mode);
 enum rig_mode rig_mode(void);
-/*
- * Writes the initiator posts through the target's bounce buffers, with
- * FI_XSHM_RMA_POSTED_MAX unset (XSHM_RMA_POSTED_MAX), go up to here.
- */
+/* Writes the initiator posts through the target's bounce buffers in RIG_AUTO. */
 #define RIG_POSTED_MAX	(8u << 10)
 /* Whether a write of len bytes completes without the target. */
 bool rig_initiator_copies(size_t len);

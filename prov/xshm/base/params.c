@@ -88,9 +88,11 @@ static void define_params(void)
 		"operation waits for its ack) or auto (default: operations of "
 		"up to 1952 bytes go through the target's ring, writes among "
 		"them completing once there where the initiator could check "
-		"them; writes up to rma_posted_max through its bounce buffers "
-		"likewise, and atomics that fetch nothing, where they may; "
-		"larger ones as 1).");
+		"them, and atomics that fetch nothing likewise; larger ones "
+		"the way the initiator measures cheaper to that target, for "
+		"their direction and size: through the target's ring, writes "
+		"up to rma_posted_max posted through its bounce buffers where "
+		"they may, or as 1).");
 	fi_param_define(&xshm_prov, "rma_split_min", FI_PARAM_SIZE_T,
 		"RMA copied by its initiator (rma_fast) of this many bytes or "
 		"more is shared with the target: the initiator copies chunks "
@@ -100,13 +102,13 @@ static void define_params(void)
 		"target that does not progress. 0: never (default: %zu).",
 		XSHM_RMA_SPLIT_MIN);
 	fi_param_define(&xshm_prov, "rma_posted_max", FI_PARAM_SIZE_T,
-		"With rma_fast=auto, writes of up to this many bytes are "
-		"posted through the target's bounce buffers: checked by the "
-		"initiator, they complete once in the target's ring, while "
-		"the initiator fills that target's buffers with cached stores "
-		"and half its pool is free; larger ones, and these otherwise, "
-		"are copied by the initiator (default: %zu; 1952 or less: "
-		"one cell only).", XSHM_RMA_POSTED_MAX);
+		"With rma_fast=auto, writes of up to this many bytes may be "
+		"posted through the target's bounce buffers, where that way is "
+		"measured cheaper: checked by the initiator, they complete "
+		"once in the target's ring, while half its pool is free and "
+		"the free buffers hold them all; larger ones, and these "
+		"otherwise, are copied by the initiator (default: %zu; 1952 "
+		"or less: one cell only).", XSHM_RMA_POSTED_MAX);
 	fi_param_define(&xshm_prov, "liveness_ms", FI_PARAM_INT,
 		"While an endpoint waits on peers (queued sends, sends awaiting "
 		"an ack, messages still arriving), it checks this often, in "

@@ -42,7 +42,7 @@
 #define XSHM_LIVENESS_MS	100	/* default period of the liveness sweep */
 #define XSHM_UNEXP_BYTES_MAX	((size_t) 64 << 20) /* default of unexp_bytes_max */
 #define XSHM_RMA_SPLIT_MIN	((size_t) 128 << 10) /* default of rma_split_min */
-#define XSHM_RMA_POSTED_MAX	((size_t) 8 << 10) /* default of rma_posted_max */
+#define XSHM_RMA_POSTED_MAX	((size_t) 1 << 20) /* default of rma_posted_max */
 
 struct xshm_params {
 	uint64_t node_id;

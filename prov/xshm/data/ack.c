@@ -13,6 +13,7 @@
 #include "base/list.h"
 #include "base/provider.h"
 #include "data/control.h"
+#include "data/rma.h"
 #include "data/liveness.h"
 #include "data/send.h"
 #include "objects/domain.h"
@@ -88,6 +89,7 @@ void xshm_ack_flush(struct xshm_ep *ep)
 
 static void fail_waiting(struct xshm_ep *ep, struct xshm_tx_op *op, int err)
 {
+	xshm_rma_tx_done(ep, op, false);
 	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
 		.op_context = op->context, .flags = op->comp_flags,
 		.tag = op->tag, .err = err, .prov_errno = err,
@@ -124,6 +126,7 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 
 void xshm_ack_complete(struct xshm_ep *ep, struct xshm_tx_op *op, int status)
 {
+	xshm_rma_tx_done(ep, op, !status);
 	/* An RMA or atomic target's status says which check failed. */
 	if (status)
 		fail_waiting(ep, op, op->comp_flags & (FI_RMA | FI_ATOMIC) ?

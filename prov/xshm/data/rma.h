@@ -20,10 +20,21 @@
 #include <rdma/fabric.h>
 
 #include "data/send.h"
+#include "shm/path_choice.h"
 
 struct xshm_ep;
 struct xshm_cmd;
 struct xshm_peer;
+
+/* An operation whose way was measured (rma_path.c); cls NULL: not. */
+struct xshm_rma_timing {
+	struct xshm_path_class *cls;
+	uint64_t mapping_id;	/* of the target's region: the slot's */
+	uint64_t start_ns;	/* when posted, if timed; else 0 */
+	size_t len;
+	enum xshm_path path;
+	bool write;
+};
 
 /* An RMA operation: in ep->rma_queue, then waiting for its ack. */
 struct xshm_rma_op {
@@ -31,6 +42,7 @@ struct xshm_rma_op {
 	uint64_t key;
 	uint64_t addr;
 	bool single_copy;	/* the target copies it all, CMA */
+	struct xshm_rma_timing timing;
 	unsigned char inject[];	/* FI_INJECT: the bytes, the buffer gone */
 };
 
@@ -50,11 +62,34 @@ struct xshm_rma_desc {
 enum xshm_rma_way {
 	XSHM_RMA_VIA_TARGET,	/* the target checks and copies, then acks */
 	XSHM_RMA_VIA_CMA,	/* the initiator copies (rma_fast.c) */
-	XSHM_RMA_VIA_RING,	/* in the cell; a write posted where it may */
+	XSHM_RMA_VIA_RING,	/* in cells and bounce buffers, never a
+				 * single copy; a write posted where it may */
 };
 
-/* rma_way.c */
-enum xshm_rma_way xshm_rma_way_of(size_t total, bool write, uint64_t flags);
+/* rma_way.c: *timing says whether the way was measured. */
+enum xshm_rma_way xshm_rma_way_of(struct xshm_ep *ep,
+				  const struct xshm_peer *peer,
+				  const struct xshm_rma_desc *op,
+				  struct xshm_rma_timing *timing);
+
+/*
+ * rma_path.c: the measured way of a large operation, when it has one
+ * (timing->cls set; timing->path the way); what such an operation took,
+ * at its completion (ok) or failure; a measured way given up for another.
+ * Under the domain lock.
+ */
+bool xshm_rma_path_pick(struct xshm_ep *ep, const struct xshm_peer *peer,
+			const struct xshm_rma_desc *op,
+			struct xshm_rma_timing *timing);
+void xshm_rma_path_done(struct xshm_ep *ep, struct xshm_rma_timing *timing,
+			bool ok);
+static inline void xshm_rma_path_forget(struct xshm_ep *ep,
+					struct xshm_rma_timing *timing)
+{
+	xshm_rma_path_done(ep, timing, false);
+}
+/* The same for an acked tx, when it is an RMA operation. */
+void xshm_rma_tx_done(struct xshm_ep *ep, struct xshm_tx_op *tx, bool ok);
 /*
  * Whether op, a write, may be posted: 1 yes, 0 no (it goes acked), or the
  * negative error it fails with, found here.  Under the domain lock.
@@ -69,9 +104,11 @@ int xshm_atomic_posted_check(const struct xshm_ep *ep,
 /*
  * rma_fast.c: true when op was done here (completed, maybe in error),
  * false when it takes the target-driven path.  Under the domain lock.
+ * A measured op's timing is done (copied) or forgotten (not) here.
  */
 bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
-		       const struct xshm_rma_desc *op);
+		       const struct xshm_rma_desc *op,
+		       struct xshm_rma_timing *timing);
 /* op's completion, with err (0: success), at the call. */
 void xshm_rma_complete_now(struct xshm_ep *ep, const struct xshm_rma_desc *op,
 			   int err);

@@ -89,8 +89,10 @@ static int copy(struct xshm_ep *ep, struct xshm_peer *peer,
 	return ret ? FI_EIO : 0;
 }
 
-bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
-		       const struct xshm_rma_desc *op)
+/* The fast path proper: false, the timing untouched, when it refuses. */
+static bool fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
+		     const struct xshm_rma_desc *op,
+		     struct xshm_rma_timing *timing)
 {
 	uint32_t role = op->write ? XSHM_MR_PUB_WRITE : XSHM_MR_PUB_READ;
 	struct xshm_mr_pub *pub = peer->region.mr_pub;
@@ -103,10 +105,12 @@ bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
 	if (ret == -ENOENT &&
 	    !atomic_load_explicit(&pub->unpublished, memory_order_seq_cst)) {
 		/* Every registration is published: the key is none. */
+		xshm_rma_path_forget(ep, timing);
 		xshm_rma_complete_now(ep, op, FI_EINVAL);
 		return true;
 	}
 	if (ret == -EACCES) {
+		xshm_rma_path_forget(ep, timing);
 		xshm_rma_complete_now(ep, op, FI_EACCES);
 		return true;
 	}
@@ -118,6 +122,18 @@ bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
 	}
 	ret = copy(ep, peer, op, &pin);
 	xshm_mr_pub_unpin(&pin);
+	xshm_rma_path_done(ep, timing, !ret);
 	xshm_rma_complete_now(ep, op, ret);
 	return true;
+}
+
+bool xshm_rma_fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
+		       const struct xshm_rma_desc *op,
+		       struct xshm_rma_timing *timing)
+{
+	if (fast_try(ep, peer, op, timing))
+		return true;
+	/* the target's way: not the single copy measured */
+	xshm_rma_path_forget(ep, timing);
+	return false;
 }

@@ -51,7 +51,8 @@ static bool takes_single_copy(const struct xshm_ep *ep,
 
 static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 				  struct xshm_peer *peer, uint8_t kind,
-				  const struct xshm_rma_desc *d, bool posted)
+				  const struct xshm_rma_desc *d, bool posted,
+				  const struct xshm_rma_timing *timing)
 {
 	bool inject = d->flags & FI_INJECT;
 	struct xshm_rma_op *op = calloc(1, sizeof(*op) +
@@ -72,7 +73,10 @@ static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 		op->tx.cmd_flags = XSHM_CMD_REMOTE_CQ_DATA;
 	op->key = d->key;
 	op->addr = d->addr;
-	op->single_copy = !posted && takes_single_copy(ep, peer, d->total);
+	/* the ring chosen (rma_path.c): in cells and buffers, never CMA */
+	op->single_copy = !posted && !timing->cls &&
+			  takes_single_copy(ep, peer, d->total);
+	op->timing = *timing;
 	op->tx.posted = posted;
 	if (inject) {
 		xshm_iov_copy_from(op->inject, d->iov, d->count, 0, d->total);
@@ -88,29 +92,33 @@ static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 
 /*
  * Tries op the way chosen for it: true when it was done here (completed,
- * maybe in error), else false, *posted saying whether it goes unacked.
+ * maybe in error), else false, *posted saying whether it goes unacked and
+ * *timing whether its way was measured (rma_path.c).
  */
 static bool done_here(struct xshm_ep *ep, struct xshm_peer *peer,
-		      const struct xshm_rma_desc *op, bool *posted)
+		      const struct xshm_rma_desc *op, bool *posted,
+		      struct xshm_rma_timing *timing)
 {
-	enum xshm_rma_way way = xshm_rma_way_of(op->total, op->write,
-						 op->flags);
+	enum xshm_rma_way way = xshm_rma_way_of(ep, peer, op, timing);
 	int ret;
 
 	*posted = false;
-	if (way == XSHM_RMA_VIA_RING) {
+	if (way == XSHM_RMA_VIA_RING && op->write) {
 		ret = xshm_rma_posted_check(ep, peer, op);
-		if (ret < 0)
+		if (ret < 0) {
+			xshm_rma_path_forget(ep, timing);
 			xshm_rma_complete_now(ep, op, -ret);
+		}
 		*posted = ret > 0;
 		if (ret || op->total <= XSHM_RMA_INLINE_MAX)
 			return ret < 0;
 		/* not posted, and more than a cell: as any larger one */
+		xshm_rma_path_forget(ep, timing);
 		way = (op->flags & FI_FENCE) ? XSHM_RMA_VIA_TARGET :
 					       XSHM_RMA_VIA_CMA;
 	}
 	if (way == XSHM_RMA_VIA_CMA)
-		return xshm_rma_fast_try(ep, peer, op);
+		return xshm_rma_fast_try(ep, peer, op, timing);
 	return false;
 }
 
@@ -122,6 +130,7 @@ ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		.write = kind == XSHM_OP_WRITE, .iov = iov, .count = count,
 		.addr = addr, .key = key, .context = context, .flags = flags,
 	};
+	struct xshm_rma_timing timing;
 	struct xshm_peer *peer;
 	struct xshm_rma_op *op;
 	bool posted;
@@ -131,10 +140,11 @@ ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = xshm_av_peer(ep->av, dest, &peer);
-	if (ret || done_here(ep, peer, &desc, &posted))
+	if (ret || done_here(ep, peer, &desc, &posted, &timing))
 		goto out;
-	op = new_op(ep, peer, kind, &desc, posted);
+	op = new_op(ep, peer, kind, &desc, posted, &timing);
 	if (!op) {
+		xshm_rma_path_forget(ep, &timing);
 		ret = -FI_ENOMEM;
 		goto out;
 	}
@@ -312,12 +322,14 @@ static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
 /* A posted write or atomic is done once in the target's ring. */
 static void complete_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
 {
+	xshm_rma_path_done(ep, &op->timing, true);
 	xshm_report_tx(ep, op->tx.context, op->tx.comp_flags, op->tx.cq_entry);
 	free(op);
 }
 
 static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
 {
+	xshm_rma_path_forget(ep, &op->timing);
 	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
 		.op_context = op->tx.context, .flags = op->tx.comp_flags,
 		.err = err, .prov_errno = err,

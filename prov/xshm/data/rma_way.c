@@ -12,7 +12,6 @@
 #include <errno.h>
 
 #include "data/rma.h"
-#include "data/bounce_fill.h"
 #include "base/params.h"
 #include "objects/ep.h"
 #include "peer/peer.h"
@@ -23,32 +22,42 @@
 
 /*
  * auto: a system call per operation (CMA) costs more than the ring's
- * copies for small operations and less from a few KiB.  Measured on a
- * 2-core machine, the target busy-polling its CQ (test/bench/rma), ring
- * (acked) against CMA: write latency 0.23-0.27 / 0.42 us at 8 B, 0.44-0.59
- * / 0.43 at 512 B, 0.67 / 0.50 at 4 KiB, 2.0 / 1.49 at 32 KiB, reads alike;
- * Mops/s streaming writes 3.6 / 2.3 at 8 B, 2.1 / 2.3 at 512 B, 1.6 / 1.9
- * at 4 KiB, reads 5.0 / 2.3, 4.4 / 2.3, 1.66 / 1.94.  So what fits one cell
- * takes the ring, where writes need not wait for an ack; the rest CMA,
- * but for writes up to rma_posted_max, which go posted through bounce
- * buffers where they may (xshm_rma_posted_check; fi_xshm(7) has the
- * measurements).  A larger fenced operation goes to the target too: a
- * write posted before it may still wait in the ring, and only the ring
- * keeps the fence behind it.
+ * copies for small operations.  Measured on a 2-core machine, the target
+ * busy-polling its CQ (test/bench/rma), ring (acked) against CMA: write
+ * latency 0.23-0.27 / 0.42 us at 8 B, 0.44-0.59 / 0.43 at 512 B; Mops/s
+ * streaming writes 3.6 / 2.3 at 8 B, 2.1 / 2.3 at 512 B, reads 5.0 / 2.3,
+ * 4.4 / 2.3.  So what fits one cell takes the ring, where writes need not
+ * wait for an ack.  Larger ones take the way measured cheaper
+ * (rma_path.c): the ring, where writes are posted through bounce buffers
+ * if they may (xshm_rma_posted_check), or the single copy.  Unmeasured
+ * (FI_XSHM_PATH=static, no single copy, a fence), writes up to
+ * rma_posted_max take the ring, the rest the single copy.  A larger
+ * fenced operation goes to the target: a write posted before it may still
+ * wait in the ring, and only the ring keeps the fence behind it.
  */
-enum xshm_rma_way xshm_rma_way_of(size_t total, bool write, uint64_t flags)
+enum xshm_rma_way xshm_rma_way_of(struct xshm_ep *ep,
+				  const struct xshm_peer *peer,
+				  const struct xshm_rma_desc *op,
+				  struct xshm_rma_timing *timing)
 {
+	timing->cls = NULL;
 	switch (xshm_params.rma_fast) {
 	case XSHM_RMA_FAST_OFF:
 		return XSHM_RMA_VIA_TARGET;
 	case XSHM_RMA_FAST_ON:
 		return XSHM_RMA_VIA_CMA;
 	default:
-		if (total <= XSHM_RMA_INLINE_MAX ||
-		    (write && total <= xshm_params.rma_posted_max))
+		if (op->total <= XSHM_RMA_INLINE_MAX)
 			return XSHM_RMA_VIA_RING;
-		return (flags & FI_FENCE) ? XSHM_RMA_VIA_TARGET :
-					    XSHM_RMA_VIA_CMA;
+		if (!(op->flags & FI_FENCE) &&
+		    xshm_rma_path_pick(ep, peer, op, timing))
+			return timing->path == XSHM_PATH_BOUNCE ?
+			       XSHM_RMA_VIA_RING : XSHM_RMA_VIA_CMA;
+		/* nothing measured: by size, as FI_XSHM_PATH=static says */
+		if (op->write && op->total <= xshm_params.rma_posted_max)
+			return XSHM_RMA_VIA_RING;
+		return (op->flags & FI_FENCE) ? XSHM_RMA_VIA_TARGET :
+						XSHM_RMA_VIA_CMA;
 	}
 }
 
@@ -82,22 +91,20 @@ static bool may_post(const struct xshm_ep *ep, const struct xshm_peer *peer,
 
 /*
  * A write larger than a cell is posted through the target's bounce
- * buffers only while that beats the initiator's single copy: while the
- * two CPUs share a cache, which the fills' stores measure (cached ones
- * chosen, bounce_fill.c; a probe of them still goes this way, to keep
- * the choice current), and while the target drains its pool (half of it
- * free).  A target that does not progress then soon gets the single copy,
- * which needs nothing of it.
+ * buffers only while half of its pool is free, and holds all of it: it
+ * then completes at once, and a target that does not progress soon gets
+ * the single copy, which needs nothing of it.
  */
-static bool buffers_take(struct xshm_ep *ep, const struct xshm_peer *peer,
-			 size_t total)
+static bool buffers_take(const struct xshm_peer *peer, size_t total)
 {
-	const struct xshm_region *region = &peer->region;
+	const struct xshm_pool_ref *pool = &peer->region.pool;
+	uint32_t free_bufs;
 
 	if (total <= XSHM_RMA_INLINE_MAX)
 		return true;
-	return xshm_pool_free_count(&region->pool) >= region->pool.nbufs / 2 &&
-	       xshm_bounce_fills_cached(ep, region);
+	free_bufs = xshm_pool_free_count(pool);
+	return free_bufs >= pool->nbufs / 2 &&
+	       (uint64_t) free_bufs * pool->buf_size >= total;
 }
 
 /* The initiator's check of a write of len bytes at addr of key. */
@@ -121,7 +128,7 @@ int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 {
 	if (!op->write || op->total > xshm_posted_max() ||
 	    !may_post(ep, peer, op->flags, XSHM_MR_PUB_WRITE) ||
-	    !buffers_take(ep, peer, op->total))
+	    !buffers_take(peer, op->total))
 		return 0;
 	return check_posted(peer, op->key, op->addr, op->total);
 }

@@ -128,6 +128,15 @@ struct xshm_ep {
 		uint64_t mapping_id;	/* of the receiver's region; 0: fresh */
 		struct xshm_path_choice choice;
 	} path_choices[XSHM_PATH_CHOICES];
+	/* rma_path.c: the way of large RMA, per target and direction */
+	struct xshm_rma_path_slot {
+		uint64_t mapping_id;	/* of the target's region; 0: fresh */
+		struct xshm_path_choice choice[2];	/* [write] */
+		struct xshm_rma_pace {	/* [write][path] */
+			uint64_t done_ns;	/* the latest completion */
+			uint32_t timed;		/* timed operations in flight */
+		} pace[2][2];
+	} rma_paths[XSHM_PATH_CHOICES];
 	struct xshm_path_timed {	/* path.c: sends awaiting their time */
 		uint64_t dest_ep_id;
 		uint64_t start_ns;

@@ -1,0 +1,123 @@
+/*
+ * Which way a large RMA operation takes with FI_XSHM_RMA_FAST=auto: through
+ * the target's ring (a write posted through its bounce buffers, a read
+ * answered in cells), or the initiator's single copy (rma_fast.c).  As for
+ * large sends (shm/path_choice.h), no size suits every machine.  On one
+ * 2-core guest the single copy won from 8 KiB.  On another, where a
+ * process_vm_writev of 8 KiB took 2.1 us against 0.18 for a memcpy, the
+ * ring won writes up to 1 MiB (16 KiB: 0.8 us against 3.6) and reads up to
+ * 64 KiB.  So the initiator measures both ways, per target, direction and
+ * size class, with the estimates, probes and switching rules of sends.
+ *
+ * The initiator times an operation itself, from when it was posted, or
+ * from when the one before it on the same way completed if that is later,
+ * to its completion: for a lone one the time it took, in a stream the
+ * gap between completions, the stream's pace.  A single copy's time is
+ * its copy; a posted write's, its fills and any wait for buffers; a
+ * read's, the round trip.  The clock is read only for the timed ones and,
+ * while one is in flight, at the completions of its way.
+ */
+#include "data/rma.h"
+#include "base/params.h"
+#include "objects/ep.h"
+#include "peer/peer.h"
+#include "shm/clock.h"
+#include "shm/layout.h"
+#include "shm/region.h"
+
+/* Below this, ways start on the ring; from it, on the single copy. */
+#define XSHM_RMA_RING_FIRST	((size_t) 8 << 10)
+
+static struct xshm_rma_path_slot *slot_of(struct xshm_ep *ep,
+					  const struct xshm_region *target)
+{
+	struct xshm_rma_path_slot *slot =
+		&ep->rma_paths[target->mapping_id % XSHM_PATH_CHOICES];
+
+	if (slot->mapping_id != target->mapping_id) {
+		*slot = (struct xshm_rma_path_slot) {
+			.mapping_id = target->mapping_id,
+		};
+		for (int write = 0; write < 2; write++)
+			xshm_path_choice_init(&slot->choice[write],
+					      XSHM_RMA_INLINE_MAX,
+					      XSHM_RMA_RING_FIRST);
+	}
+	return slot;
+}
+
+/*
+ * FI_XSHM_PATH=static chooses by size (rma_way.c); writes above
+ * rma_posted_max are never posted: the single copy only.
+ */
+static bool has_choice(const struct xshm_ep *ep, const struct xshm_peer *peer,
+		       const struct xshm_rma_desc *op)
+{
+	return xshm_params.rma_fast == XSHM_RMA_FAST_AUTO &&
+	       xshm_params.path_auto && ep->scopy &&
+	       (peer->region.hdr->features & XSHM_FEATURE_PULL) &&
+	       op->total > XSHM_RMA_INLINE_MAX &&
+	       !(op->write && op->total > xshm_params.rma_posted_max);
+}
+
+bool xshm_rma_path_pick(struct xshm_ep *ep, const struct xshm_peer *peer,
+			const struct xshm_rma_desc *op,
+			struct xshm_rma_timing *timing)
+{
+	struct xshm_rma_path_slot *slot;
+	struct xshm_path_pick pick;
+
+	timing->cls = NULL;
+	if (!has_choice(ep, peer, op))
+		return false;
+	slot = slot_of(ep, &peer->region);
+	timing->cls = xshm_path_class_for(&slot->choice[op->write], false,
+					  op->total, XSHM_RMA_INLINE_MAX);
+	pick = xshm_path_pick(timing->cls);
+	timing->mapping_id = peer->region.mapping_id;
+	timing->len = op->total;
+	timing->path = pick.path;
+	timing->write = op->write;
+	timing->start_ns = 0;
+	if (pick.timed) {
+		timing->start_ns = xshm_now_ns();
+		slot->pace[op->write][pick.path].timed++;
+	}
+	return true;
+}
+
+void xshm_rma_path_done(struct xshm_ep *ep, struct xshm_rma_timing *timing,
+			bool ok)
+{
+	struct xshm_path_class *cls = timing->cls;
+	struct xshm_rma_path_slot *slot;
+	struct xshm_rma_pace *pace;
+	uint64_t now, from;
+
+	if (!cls)
+		return;
+	slot = &ep->rma_paths[timing->mapping_id % XSHM_PATH_CHOICES];
+	timing->cls = NULL;
+	if (slot->mapping_id != timing->mapping_id)
+		return;
+	pace = &slot->pace[timing->write][timing->path];
+	if (timing->start_ns)
+		pace->timed--;
+	if (!ok || (!pace->timed && !timing->start_ns))
+		return;
+	now = xshm_now_ns();
+	if (timing->start_ns) {
+		from = timing->start_ns > pace->done_ns ? timing->start_ns :
+							  pace->done_ns;
+		xshm_path_record(cls, timing->path, now - from, timing->len);
+	}
+	pace->done_ns = now;
+}
+
+void xshm_rma_tx_done(struct xshm_ep *ep, struct xshm_tx_op *tx, bool ok)
+{
+	if (tx->op == XSHM_OP_WRITE || tx->op == XSHM_OP_READ)
+		xshm_rma_path_done(ep,
+				   &xshm_container_of(tx, struct xshm_rma_op,
+						      tx)->timing, ok);
+}
