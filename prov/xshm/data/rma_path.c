@@ -54,8 +54,7 @@ static bool has_choice(const struct xshm_ep *ep, const struct xshm_peer *peer,
 		       const struct xshm_rma_desc *op)
 {
 	return xshm_params.rma_fast == XSHM_RMA_FAST_AUTO &&
-	       xshm_params.path_auto && ep->scopy &&
-	       (peer->region.hdr->features & XSHM_FEATURE_PULL) &&
+	       xshm_params.path_auto && ep->scopy && peer->owner.pid > 0 &&
 	       op->total > XSHM_RMA_INLINE_MAX &&
 	       !(op->write && op->total > xshm_params.rma_posted_max);
 }
@@ -71,6 +70,7 @@ bool xshm_rma_path_pick(struct xshm_ep *ep, const struct xshm_peer *peer,
 	if (!has_choice(ep, peer, op))
 		return false;
 	slot = slot_of(ep, &peer->region);
+	/* lone classes only: a stream's pace is in its times (see above) */
 	timing->cls = xshm_path_class_for(&slot->choice[op->write], false,
 					  op->total, XSHM_RMA_INLINE_MAX);
 	pick = xshm_path_pick(timing->cls);
