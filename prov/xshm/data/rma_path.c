@@ -26,7 +26,7 @@
 #include "shm/region.h"
 
 /* Below this, ways start on the ring; from it, on the single copy. */
-#define XSHM_RMA_RING_FIRST	((size_t) 8 << 10)
+#define XSHM_RMA_RING_FIRST	((size_t) 16 << 10)
 
 static struct xshm_rma_path_slot *slot_of(struct xshm_ep *ep,
 					  const struct xshm_region *target)
