@@ -319,17 +319,20 @@ static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
 	return ret;
 }
 
-/* A posted write or atomic is done once in the target's ring. */
+/*
+ * A posted write or atomic is done once in the target's ring.  The queue
+ * holds atomics too: only the tx is common (xshm_rma_tx_done).
+ */
 static void complete_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
 {
-	xshm_rma_path_done(ep, &op->timing, true);
+	xshm_rma_tx_done(ep, &op->tx, true);
 	xshm_report_tx(ep, op->tx.context, op->tx.comp_flags, op->tx.cq_entry);
 	free(op);
 }
 
 static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
 {
-	xshm_rma_path_forget(ep, &op->timing);
+	xshm_rma_tx_done(ep, &op->tx, false);
 	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
 		.op_context = op->tx.context, .flags = op->tx.comp_flags,
 		.err = err, .prov_errno = err,
