@@ -126,13 +126,14 @@ void xshm_ack_received(struct xshm_ep *ep, uint64_t from_ep_id, uint32_t ack_id,
 
 void xshm_ack_complete(struct xshm_ep *ep, struct xshm_tx_op *op, int status)
 {
-	xshm_rma_tx_done(ep, op, !status);
 	/* An RMA or atomic target's status says which check failed. */
-	if (status)
+	if (status) {
 		fail_waiting(ep, op, op->comp_flags & (FI_RMA | FI_ATOMIC) ?
 				     status : FI_EIO);
-	else
+	} else {
+		xshm_rma_tx_done(ep, op, true);
 		xshm_report_tx(ep, op->context, op->comp_flags, op->cq_entry);
+	}
 	xshm_dlist_remove(&op->link);
 	free(op);
 }

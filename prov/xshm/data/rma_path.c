@@ -28,11 +28,18 @@
 /* Below this, ways start on the ring; from it, on the single copy. */
 #define XSHM_RMA_RING_FIRST	((size_t) 16 << 10)
 
+/* The slot of a target's region; it may hold another target's choices. */
+static struct xshm_rma_path_slot *slot_at(struct xshm_ep *ep,
+					  uint64_t mapping_id)
+{
+	return &ep->rma_paths[mapping_id % XSHM_PATH_CHOICES];
+}
+
+/* The target's choices; a slot another target held starts afresh. */
 static struct xshm_rma_path_slot *slot_of(struct xshm_ep *ep,
 					  const struct xshm_region *target)
 {
-	struct xshm_rma_path_slot *slot =
-		&ep->rma_paths[target->mapping_id % XSHM_PATH_CHOICES];
+	struct xshm_rma_path_slot *slot = slot_at(ep, target->mapping_id);
 
 	if (slot->mapping_id != target->mapping_id) {
 		*slot = (struct xshm_rma_path_slot) {
@@ -96,7 +103,7 @@ void xshm_rma_path_done(struct xshm_ep *ep, struct xshm_rma_timing *timing,
 
 	if (!cls)
 		return;
-	slot = &ep->rma_paths[timing->mapping_id % XSHM_PATH_CHOICES];
+	slot = slot_at(ep, timing->mapping_id);
 	timing->cls = NULL;
 	if (slot->mapping_id != timing->mapping_id)
 		return;
