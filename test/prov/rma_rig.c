@@ -287,6 +287,16 @@ struct rig *rig_start_counted(uint64_t access)
 	return r;
 }
 
+struct rig *rig_start_idle(uint64_t access, bool counted)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+
+	XT_ASSERT(r, "calloc");
+	r->opts.counted = counted;
+	rig_start_with(r, access, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
+	return r;
+}
+
 void rig_stop(struct rig *r)
 {
 	xt_signal(r->c.sock, T_QUIT);

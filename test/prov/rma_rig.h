@@ -87,6 +87,12 @@ struct rig *rig_start(uint64_t access);
 /* The same, the remote counters bound whatever the mode. */
 struct rig *rig_start_counted(uint64_t access);
 /*
+ * A target that progresses only when told (settle_target); counted, its
+ * remote counters bound, which keeps every operation from its initiator's
+ * single copy.
+ */
+struct rig *rig_start_idle(uint64_t access, bool counted);
+/*
  * r zeroed but for opts.caps, the target's caps, and caps, the
  * initiator's (0: rma_cfg's).
  */

@@ -256,12 +256,11 @@ END_TEST
 
 START_TEST(dead_target_fails_within_timeout)
 {
-	struct rig *r = calloc(1, sizeof(*r));
+	struct rig *r = rig_start_idle(ALL_ACCESS, false);
 	void *buf = initiator_buf(MR_LEN);
 	struct xt_comp c;
 	int ctx[4];
 
-	rig_start_with(r, ALL_ACCESS, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
 	/* Copied by the initiator, they would complete at once: die first. */
 	if (rig_initiator_copies(COPIED)) {
 		kill(r->c.pid, SIGKILL);

@@ -21,11 +21,7 @@
 /* A target that never progresses: only the initiator can have copied. */
 static struct rig *idle_rig(uint64_t access)
 {
-	struct rig *r = calloc(1, sizeof(*r));
-
-	XT_ASSERT(r, "calloc");
-	rig_start_with(r, access, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
-	return r;
+	return rig_start_idle(access, false);
 }
 
 START_TEST(fast_ops_need_no_target_progress)

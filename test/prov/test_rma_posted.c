@@ -19,23 +19,10 @@
 
 #define SMALL	100
 
-/*
- * A target that progresses only when told (settle_target); counted, its
- * remote counters keep every write from its initiator's single copy.
- */
-static struct rig *idle_rig_with(uint64_t access, bool counted)
-{
-	struct rig *r = calloc(1, sizeof(*r));
-
-	XT_ASSERT(r, "calloc");
-	r->opts.counted = counted;
-	rig_start_with(r, access, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
-	return r;
-}
-
+/* A target that progresses only when told, counted (rig_start_idle). */
 static struct rig *idle_rig(uint64_t access)
 {
-	return idle_rig_with(access, true);
+	return rig_start_idle(access, true);
 }
 
 /* The calls that post: fi_write, fi_writev, fi_writemsg, fi_inject_write. */
@@ -114,7 +101,7 @@ END_TEST
 /* Larger, the initiator copies it: written before the target runs. */
 START_TEST(larger_write_copied_at_once)
 {
-	struct rig *r = idle_rig_with(ALL_ACCESS, false);
+	struct rig *r = rig_start_idle(ALL_ACCESS, false);
 	size_t len = RIG_POSTED_MAX + 1, off = MR_LEN - len;
 	unsigned char *buf = initiator_buf(len);
 	int ctx;
@@ -149,7 +136,7 @@ static bool holds_untouched(struct rig *r, size_t off, size_t len)
  */
 START_TEST(undrained_pool_leaves_writes_to_initiator)
 {
-	struct rig *r = idle_rig_with(ALL_ACCESS, false);
+	struct rig *r = rig_start_idle(ALL_ACCESS, false);
 	unsigned char *buf = initiator_buf(MR_LEN);
 
 	for (size_t i = 0; i < BUFFEREDS; i++)

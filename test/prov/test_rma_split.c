@@ -36,11 +36,7 @@ END_TEST
 /* A target that never progresses. */
 static struct rig *idle_rig(void)
 {
-	struct rig *r = calloc(1, sizeof(*r));
-
-	XT_ASSERT(r, "calloc");
-	rig_start_with(r, ALL_ACCESS, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, false);
-	return r;
+	return rig_start_idle(ALL_ACCESS, false);
 }
 
 /*
