@@ -52,7 +52,7 @@ for opts in "" "-K"; do
 		check rma "-m $mode -s 8,64K -i 20 $opts" 8,65536
 	done
 done
-for mode in atomic_lat atomic_rate atomic_add_rate; do
+for mode in atomic_lat atomic_rate atomic_add_rate cswap_lat cswap_rate; do
 	check rma "-m $mode -i 20" 8 unsupported
 	check rma "-m $mode -i 20 -p shm" 8
 done

@@ -24,7 +24,7 @@ method (target: xshm within FLOOR_TARGET of it).  From ring_floor,
 run there as well, it prints what xshm's rings alone take at the small sizes,
 against the second provider's latency in the same repetitions: the lowest
 ratio a provider moving its messages through these rings could reach.
-The rma_* and atomic_* benchmarks are test/bench/rma's modes (RMA_MODES):
+The rma_*, atomic_* and cswap_* benchmarks are test/bench/rma's modes (RMA_MODES):
 fi_write and fi_read, fetching and plain atomics; where a provider has no
 atomics, the table says so below it.
 """
@@ -56,7 +56,8 @@ TARGETS = {
 RMA_MODES = {"rma_write_lat": "write_lat", "rma_read_lat": "read_lat",
              "rma_write_bw": "write_bw", "rma_read_bw": "read_bw",
              "atomic_lat": "atomic_lat", "atomic_rate": "atomic_rate",
-             "atomic_add_rate": "atomic_add_rate"}
+             "atomic_add_rate": "atomic_add_rate", "cswap_lat": "cswap_lat",
+             "cswap_rate": "cswap_rate"}
 RMA_SIZES = "8,64,512,4K,32K,256K,1M,4M"
 TARGETS.update({bench: [] for bench in RMA_MODES})
 # Against libfabric 2.6's shm (issue 33; RMA and atomics: issue 35).
@@ -74,6 +75,8 @@ TARGETS_26 = {
     "atomic_lat": [(0, 1 << 62, 0.8)],
     "atomic_rate": [(0, 1 << 62, 1.2)],
     "atomic_add_rate": [(0, 1 << 62, 1.2)],
+    "cswap_lat": [(0, 1 << 62, 0.8)],
+    "cswap_rate": [(0, 1 << 62, 1.2)],
 }
 # 1.17: the libfabric the processes load (Debian's); 2.6: through LD_LIBRARY_PATH.
 ANCHOR_TARGETS = {"1.17": TARGETS, "2.6": TARGETS_26}
@@ -110,6 +113,10 @@ TITLES = {
                    "is better)",
     "atomic_add_rate": "fi_atomic FI_SUM of size/8 uint64s, window 64 (Mop/s, higher "
                        "is better)",
+    "cswap_lat": "fi_compare_atomic FI_CSWAP of size/8 uint64s, one at a time (us per "
+                 "operation, lower is better)",
+    "cswap_rate": "fi_compare_atomic FI_CSWAP of size/8 uint64s, window 64 (Mop/s, "
+                  "higher is better)",
 }
 FLOOR_METHODS = ("memcpy", "memcpy-split", "cma", "cma-split")
 FLOOR_SIZES = "64K:4M"
@@ -270,7 +277,7 @@ def rma_argv(args, bench, provs):
             "-t", str(args.max_point_ms)]
     argv += [flag for flag, on in (("-y", args.yield_cpu), ("-a", args.mean),
                                    ("-b", args.bind), ("-H", args.huge)) if on]
-    if not mode.startswith("atomic"):
+    if not mode.startswith(("atomic", "cswap")):
         argv += ["-s", args.rma_sizes]
     return argv
 
@@ -786,13 +793,15 @@ def main():
     ap.add_argument("-b", "--bench",
                     default="latency,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
                     "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory",
-                    help="benchmarks to run (default all but atomic_add_rate: "
+                    help="benchmarks to run (default all but atomic_add_rate, cswap_lat "
+                    "and cswap_rate: "
                     "latency,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
                     "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory); ring "
                     "is ring_floor, xshm's rings alone, at --ring-sizes; floor is "
                     "copy_floor, the copy alone, at the latency sizes (default %s); "
-                    "rma_* and atomic_* are test/bench/rma's modes (atomic_add_rate: "
-                    "fi_atomic without fetch), where a provider without atomics is "
+                    "rma_*, atomic_* and cswap_* are test/bench/rma's modes "
+                    "(atomic_add_rate: fi_atomic without fetch; cswap_*: "
+                    "fi_compare_atomic), where a provider without atomics is "
                     "said to be so" % FLOOR_SIZES)
     ap.add_argument("-p", "--provs", default="xshm,shm",
                     help="the two providers; ratio = first / second (default xshm,shm)")

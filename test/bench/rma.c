@@ -18,8 +18,12 @@
  *                         a time: "provider size rep latency_us"
  *   atomic_rate           the same, windows of 64: "provider size rep Mopsps"
  *   atomic_add_rate       fi_atomic FI_SUM (no fetch), windows of 64
+ *   cswap_lat, cswap_rate fi_compare_atomic FI_CSWAP of size / 8 uint64s,
+ *                         one at a time and windows of 64 (the operands are
+ *                         the compare values too)
  * A provider without FI_ATOMIC, or without FI_SUM on FI_UINT64 at that
- * count, prints "provider size rep unsupported".
+ * count (FI_CSWAP for the cswap modes), prints
+ * "provider size rep unsupported".
  *
  * Registrations follow the provider's mr_mode: descriptors where it has
  * FI_MR_LOCAL, its keys with FI_MR_PROV_KEY (else ours), virtual addresses
@@ -41,7 +45,7 @@
 
 #include "common.h"
 
-enum op { OP_WRITE, OP_READ, OP_FETCH_ADD, OP_ADD };
+enum op { OP_WRITE, OP_READ, OP_FETCH_ADD, OP_ADD, OP_CSWAP };
 
 struct mode {
 	const char *name;
@@ -58,6 +62,8 @@ static const struct mode modes[] = {
 	{ "atomic_lat", OP_FETCH_ADD, false, "latency_us" },
 	{ "atomic_rate", OP_FETCH_ADD, true, "Mopsps" },
 	{ "atomic_add_rate", OP_ADD, true, "Mopsps" },
+	{ "cswap_lat", OP_CSWAP, false, "latency_us" },
+	{ "cswap_rate", OP_CSWAP, true, "Mopsps" },
 };
 
 /* Where the initiator's operations go: the target's rx buffer. */
@@ -70,7 +76,7 @@ struct rma_ctx {
 	struct fid_mr *mr_tx, *mr_rx;
 	void *desc_tx, *desc_rx;	/* NULL unless FI_MR_LOCAL */
 	struct remote target;
-	size_t atomic_count;		/* FI_SUM on FI_UINT64 at most; 0: none */
+	size_t atomic_count;		/* the mode's op on FI_UINT64 at most; 0: none */
 	bool unsupported;		/* an operation said -FI_EOPNOTSUPP */
 };
 
@@ -79,14 +85,14 @@ static struct rma_ctx rctx[BENCH_MAX_PROVS];
 
 static bool is_atomic(void)
 {
-	return mode->op == OP_FETCH_ADD || mode->op == OP_ADD;
+	return mode->op == OP_FETCH_ADD || mode->op == OP_ADD || mode->op == OP_CSWAP;
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: rma -m mode [-K] [options]\n"
 		"  -m mode            write_lat, read_lat, write_bw, read_bw, atomic_lat,\n"
-		"                     atomic_rate or atomic_add_rate\n"
+		"                     atomic_rate, atomic_add_rate, cswap_lat or cswap_rate\n"
 		"  -K                 offer no FI_MR_VIRT_ADDR nor FI_MR_PROV_KEY: offsets\n"
 		"                     and the benchmark's keys\n" BENCH_OPTHELP);
 	exit(EXIT_FAILURE);
@@ -110,14 +116,16 @@ static struct fid_mr *reg(struct bench_ctx *c, void *buf, size_t len, uint64_t k
 	return mr;
 }
 
-/* How many uint64s one FI_SUM of the mode may take; 0: none. */
+/* How many uint64s one atomic of the mode may take; 0: none. */
 static size_t atomic_count(struct bench_ctx *c)
 {
 	struct fi_atomic_attr attr = { 0 };
+	uint64_t flags = mode->op == OP_FETCH_ADD ? FI_FETCH_ATOMIC :
+			 mode->op == OP_CSWAP ? FI_COMPARE_ATOMIC : 0;
 
 	if (!(c->info->caps & FI_ATOMIC) ||
-	    fi_query_atomic(c->domain, FI_UINT64, FI_SUM, &attr,
-			    mode->op == OP_FETCH_ADD ? FI_FETCH_ATOMIC : 0))
+	    fi_query_atomic(c->domain, FI_UINT64,
+			    mode->op == OP_CSWAP ? FI_CSWAP : FI_SUM, &attr, flags))
 		return 0;
 	return attr.count;
 }
@@ -167,6 +175,10 @@ static ssize_t issue(struct bench *b, struct bench_ctx *c, struct rma_ctx *r, si
 	case OP_ADD:
 		return fi_atomic(c->ep, b->tx, size / 8, r->desc_tx, to, addr, key, FI_UINT64,
 				 FI_SUM, NULL);
+	case OP_CSWAP:
+		return fi_compare_atomic(c->ep, b->tx, size / 8, r->desc_tx, b->tx, r->desc_tx,
+					 b->rx, r->desc_rx, to, addr, key, FI_UINT64, FI_CSWAP,
+					 NULL);
 	}
 	return -FI_EINVAL;
 }

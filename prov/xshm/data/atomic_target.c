@@ -156,8 +156,9 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 
 /*
  * An atomic in the cell's first line (struct xshm_rma_short): a posted
- * write, or a fetch asking for its ack.  True, with w's header and length
- * and whole's size and ack id set, when its shape holds.
+ * write, or a fetch or compare (told apart by its op) asking for its ack.
+ * True, with w's header and length and whole's size and ack id set, when
+ * its shape holds.
  */
 static bool short_valid(const struct xshm_cmd *cmd,
 			const struct xshm_cmd *shared, struct atomic_work *w,
@@ -176,6 +177,9 @@ static bool short_valid(const struct xshm_cmd *cmd,
 		.datatype = head.datatype, .count = head.count,
 		.kind = posted ? XSHM_ATOMIC_WRITE : XSHM_ATOMIC_FETCH,
 	};
+	if (!posted && xshm_atomic_supported(XSHM_ATOMIC_COMPARE, head.op,
+					     head.datatype))
+		w->hdr.kind = XSHM_ATOMIC_COMPARE;
 	whole->ack_id = posted ? 0 : head.ack_id;
 	if (!xshm_atomic_supported(w->hdr.kind, w->hdr.op, w->hdr.datatype))
 		return false;
@@ -184,7 +188,8 @@ static bool short_valid(const struct xshm_cmd *cmd,
 		return false;
 	w->len = head.count * size;
 	whole->msg_size = w->len;
-	return cmd->chunk_len == sizeof(head) + operand_sets(&w->hdr) * w->len;
+	return operand_sets(&w->hdr) * w->len <= XSHM_RMA_SHORT_MAX &&
+	       cmd->chunk_len == sizeof(head) + operand_sets(&w->hdr) * w->len;
 }
 
 /* Its remote events; then its ack, or, posted, a failure only logged. */
