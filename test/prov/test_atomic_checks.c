@@ -11,6 +11,7 @@
  */
 #include "atomic_ref.h"
 #include "rma_rig.h"
+#include "shm/layout.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -359,6 +360,62 @@ START_TEST(posted_atomic_checked_by_initiator)
 }
 END_TEST
 
+/* The uint64 at the start of the target's registration. */
+static uint64_t target_word(struct rig *r)
+{
+	uint64_t word;
+
+	dump_target(r);
+	memcpy(&word, r->tbuf + GUARD, sizeof(word));
+	return word;
+}
+
+/* Reads the initiator's completions until none comes for 50 ms. */
+static int completions_now(struct rig *r, void *ctx)
+{
+	struct xt_comp c;
+	int n = 0;
+
+	while (!xt_poll(r->x.tx, r->x.rx, 50, &c)) {
+		XT_ASSERT(!c.is_err && c.e.op_context == ctx, "completion");
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Twice as many posted adds as an idle target's ring holds: the ring's
+ * worth complete at once, the rest wait at the initiator, and every one
+ * lands once the target applies what it holds.
+ */
+START_TEST(posted_atomics_past_a_full_ring_wait_and_land)
+{
+	struct rig *r = atomic_rig_with(ALL_ACCESS, ATOMIC_CAPS, false);
+	uint64_t before = target_word(r), one = 1;
+	int posts = 2 * XSHM_RING_CELLS, done, ctx;
+
+	for (int i = 0; i < posts; i++)
+		XT_POST(&r->x, fi_atomic(r->x.ep, &one, 1, NULL, r->peer,
+					 r->addr, r->key, FI_UINT64, FI_SUM,
+					 &ctx));
+	done = completions_now(r, &ctx);
+	XT_ASSERT(done > 0 && done <= XSHM_RING_CELLS,
+		  "%d of %d complete before the target applies any", done,
+		  posts);
+	for (int rounds = 0; done < posts && rounds < 100; rounds++) {
+		settle_target(r);
+		done += completions_now(r, &ctx);
+	}
+	XT_ASSERT(done == posts, "%d of %d completed", done, posts);
+	settle_target(r);
+	XT_ASSERT(target_word(r) == before + (uint64_t) posts,
+		  "target %llu, expected %llu",
+		  (unsigned long long) target_word(r),
+		  (unsigned long long) (before + (uint64_t) posts));
+	rig_stop(r);
+}
+END_TEST
+
 /* A fetch, and a write asking for delivery, wait for the target. */
 START_TEST(fetch_waits_for_target)
 {
@@ -437,6 +494,7 @@ static Suite *atomic_checks_suite(void)
 	tcase_add_test(checks, threads_serving_one_domain_lose_nothing);
 	tcase_add_test(checks, write_atomic_completes_before_target_applies_it);
 	tcase_add_test(checks, posted_atomic_checked_by_initiator);
+	tcase_add_test(checks, posted_atomics_past_a_full_ring_wait_and_land);
 	tcase_add_loop_test(checks, fetch_waits_for_target, 0, 2);
 	tcase_add_test(checks, dead_target_fails_within_timeout);
 	/* atomics are optional (XT_EXTRA) */

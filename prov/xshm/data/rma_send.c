@@ -49,17 +49,12 @@ static bool takes_single_copy(const struct xshm_ep *ep,
 	       (peer->region.hdr->features & XSHM_FEATURE_PULL);
 }
 
-static struct xshm_rma_op *new_op(struct xshm_ep *ep,
-				  struct xshm_peer *peer, uint8_t kind,
-				  const struct xshm_rma_desc *d, bool posted,
-				  const struct xshm_rma_timing *timing)
+/* All of op but where its bytes are; op zeroed. */
+static void fill_op(struct xshm_rma_op *op, struct xshm_ep *ep,
+		    struct xshm_peer *peer, uint8_t kind,
+		    const struct xshm_rma_desc *d, bool posted,
+		    const struct xshm_rma_timing *timing)
 {
-	bool inject = d->flags & FI_INJECT;
-	struct xshm_rma_op *op = calloc(1, sizeof(*op) +
-					   (inject ? d->total : 0));
-
-	if (!op)
-		return NULL;
 	op->tx.op = kind;
 	op->tx.dest_ep_id = peer->ep_id;
 	op->tx.dest_owner = peer->owner;
@@ -78,6 +73,20 @@ static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 			  takes_single_copy(ep, peer, d->total);
 	op->timing = *timing;
 	op->tx.posted = posted;
+}
+
+static struct xshm_rma_op *new_op(struct xshm_ep *ep,
+				  struct xshm_peer *peer, uint8_t kind,
+				  const struct xshm_rma_desc *d, bool posted,
+				  const struct xshm_rma_timing *timing)
+{
+	bool inject = d->flags & FI_INJECT;
+	struct xshm_rma_op *op = calloc(1, sizeof(*op) +
+					   (inject ? d->total : 0));
+
+	if (!op)
+		return NULL;
+	fill_op(op, ep, peer, kind, d, posted, timing);
 	if (inject) {
 		xshm_iov_copy_from(op->inject, d->iov, d->count, 0, d->total);
 		op->tx.iov[0].iov_base = op->inject;
@@ -120,41 +129,6 @@ static bool done_here(struct xshm_ep *ep, struct xshm_peer *peer,
 	if (way == XSHM_RMA_VIA_CMA)
 		return xshm_rma_fast_try(ep, peer, op, timing);
 	return false;
-}
-
-ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
-		      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
-		      uint64_t data, void *context, uint64_t flags)
-{
-	struct xshm_rma_desc desc = {
-		.write = kind == XSHM_OP_WRITE, .iov = iov, .count = count,
-		.addr = addr, .key = key, .context = context, .flags = flags,
-	};
-	struct xshm_rma_timing timing;
-	struct xshm_peer *peer;
-	struct xshm_rma_op *op;
-	bool posted;
-	ssize_t ret = check_rma(ep, iov, count, flags, &desc.total);
-
-	if (ret)
-		return ret;
-	xshm_lock_acquire(&ep->domain->lock);
-	ret = xshm_av_peer(ep->av, dest, &peer);
-	if (ret || done_here(ep, peer, &desc, &posted, &timing))
-		goto out;
-	op = new_op(ep, peer, kind, &desc, posted, &timing);
-	if (!op) {
-		xshm_rma_path_forget(ep, &timing);
-		ret = -FI_ENOMEM;
-		goto out;
-	}
-	op->tx.dest = dest;
-	op->tx.data = data;
-	xshm_dlist_append(&ep->rma_queue, &op->tx.link);
-	xshm_rma_progress(ep);
-out:
-	xshm_lock_release(&ep->domain->lock);
-	return ret;
 }
 
 /*
@@ -323,21 +297,96 @@ static ssize_t push_op(struct xshm_ep *ep, struct xshm_rma_op *op)
  * A posted write or atomic is done once in the target's ring.  The queue
  * holds atomics too: only the tx is common (xshm_rma_tx_done).
  */
-static void complete_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
+static void report_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
 {
 	xshm_rma_tx_done(ep, &op->tx, true);
 	xshm_report_tx(ep, op->tx.context, op->tx.comp_flags, op->tx.cq_entry);
-	free(op);
 }
 
-static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
+static void report_failed(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
 {
 	xshm_rma_tx_done(ep, &op->tx, false);
 	xshm_report_tx_err(ep, &(struct fi_cq_err_entry) {
 		.op_context = op->tx.context, .flags = op->tx.comp_flags,
 		.err = err, .prov_errno = err,
 	});
+}
+
+static void complete_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
+{
+	report_posted(ep, op);
 	free(op);
+}
+
+static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
+{
+	report_failed(ep, op, err);
+	free(op);
+}
+
+/*
+ * A posted write of one cell with nothing queued before it is pushed from
+ * the stack and completed here, as posted atomics are (atomic_send.c):
+ * true when so done, completed or failed; false when the ring is full.
+ */
+static bool pushed_at_once(struct xshm_ep *ep, struct xshm_peer *peer,
+			   const struct xshm_rma_desc *d, fi_addr_t dest,
+			   const struct xshm_rma_timing *timing)
+{
+	struct xshm_rma_op op = { 0 };
+	ssize_t ret;
+
+	if (d->total > XSHM_RMA_INLINE_MAX || (d->flags & FI_FENCE) ||
+	    !xshm_dlist_empty(&ep->rma_queue))
+		return false;
+	fill_op(&op, ep, peer, XSHM_OP_WRITE, d, true, timing);
+	op.tx.dest = dest;
+	memcpy(op.tx.iov, d->iov, d->count * sizeof(*d->iov));
+	op.tx.iov_count = d->count;
+	ret = push_op(ep, &op);
+	if (ret == -FI_EAGAIN)
+		return false;
+	if (ret)
+		report_failed(ep, &op, (int) -ret);
+	else
+		report_posted(ep, &op);
+	return true;
+}
+
+ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
+		      size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+		      uint64_t data, void *context, uint64_t flags)
+{
+	struct xshm_rma_desc desc = {
+		.write = kind == XSHM_OP_WRITE, .iov = iov, .count = count,
+		.addr = addr, .key = key, .context = context, .flags = flags,
+	};
+	struct xshm_rma_timing timing;
+	struct xshm_peer *peer;
+	struct xshm_rma_op *op;
+	bool posted;
+	ssize_t ret = check_rma(ep, iov, count, flags, &desc.total);
+
+	if (ret)
+		return ret;
+	xshm_lock_acquire(&ep->domain->lock);
+	ret = xshm_av_peer(ep->av, dest, &peer);
+	if (ret || done_here(ep, peer, &desc, &posted, &timing) ||
+	    (posted && pushed_at_once(ep, peer, &desc, dest, &timing)))
+		goto out;
+	op = new_op(ep, peer, kind, &desc, posted, &timing);
+	if (!op) {
+		xshm_rma_path_forget(ep, &timing);
+		ret = -FI_ENOMEM;
+		goto out;
+	}
+	op->tx.dest = dest;
+	op->tx.data = data;
+	xshm_dlist_append(&ep->rma_queue, &op->tx.link);
+	xshm_rma_progress(ep);
+out:
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
 }
 
 /* A fenced operation starts once everything before it has completed. */
