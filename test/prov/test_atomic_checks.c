@@ -114,6 +114,34 @@ START_TEST(access_not_granted_fails_untouched)
 }
 END_TEST
 
+/*
+ * An atomic write that asks for its ack (FI_DELIVERY_COMPLETE) needs only
+ * FI_REMOTE_WRITE and is one: it neither fetches nor reads, however small
+ * its command.
+ */
+START_TEST(acked_write_needs_only_remote_write)
+{
+	struct rig *r = atomic_rig_with(FI_REMOTE_WRITE, ATOMIC_CAPS, true);
+	uint64_t *v = initiator_buf(2 * sizeof(*v));
+	struct fi_ioc ioc = { v, 2 };
+	struct fi_rma_ioc rma_ioc = { r->addr, 2, r->key };
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .iov_count = 1, .addr = r->peer,
+		.rma_iov = &rma_ioc, .rma_iov_count = 1,
+		.datatype = FI_UINT64, .op = FI_ATOMIC_WRITE,
+	};
+	int ctx;
+
+	msg.context = &ctx;
+	XT_POST(&r->x, fi_atomicmsg(r->x.ep, &msg, FI_COMPLETION |
+				    FI_DELIVERY_COMPLETE));
+	expect_done(r, &ctx, FI_WRITE);
+	assert_written(r, 0, 2 * sizeof(*v));
+	free(v);
+	rig_stop(r);
+}
+END_TEST
+
 /* An endpoint that did not ask for FI_ATOMIC is no atomic target. */
 START_TEST(target_without_atomic_refuses)
 {
@@ -489,6 +517,7 @@ static Suite *atomic_checks_suite(void)
 	tcase_add_test(checks, bad_key_fails_untouched);
 	tcase_add_test(checks, range_outside_fails_untouched);
 	tcase_add_test(checks, access_not_granted_fails_untouched);
+	tcase_add_test(checks, acked_write_needs_only_remote_write);
 	tcase_add_test(checks, target_without_atomic_refuses);
 	tcase_add_test(checks, concurrent_adds_lose_nothing);
 	tcase_add_test(checks, threads_serving_one_domain_lose_nothing);

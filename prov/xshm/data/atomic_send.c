@@ -208,7 +208,9 @@ ssize_t xshm_atomic_post(struct xshm_ep *ep,
  * An atomic whose command fits the cell's first line (struct
  * xshm_rma_short), the key in tag: a posted write, a fetch or a compare,
  * up to XSHM_RMA_SHORT_MAX bytes of elements and as many of operands and
- * compare values together, without remote CQ data.
+ * compare values together, without remote CQ data.  The target tells the
+ * kind by the flags (posted: a write) and the op, so a write that asks for
+ * its ack takes the full command.
  */
 static bool fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		       const struct xshm_atomic_op *op)
@@ -219,7 +221,8 @@ static bool fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 		.ack_id = op->tx.ack_id,
 	};
 
-	if (op->tx.total > XSHM_RMA_SHORT_MAX || op->len > XSHM_RMA_SHORT_MAX ||
+	if ((op->hdr.kind == XSHM_ATOMIC_WRITE) != op->tx.posted ||
+	    op->tx.total > XSHM_RMA_SHORT_MAX || op->len > XSHM_RMA_SHORT_MAX ||
 	    (op->tx.cmd_flags & XSHM_CMD_REMOTE_CQ_DATA))
 		return false;
 	xshm_rma_short_fill(cmd, XSHM_OP_ATOMIC,
