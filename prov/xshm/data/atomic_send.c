@@ -4,7 +4,8 @@
  * injected) and queues it in ep->rma_queue behind the RMA operations
  * posted before it; pushing it is one cell into the target's ring, after
  * which it waits in ep->tx_wait_ack for the target's ack, whose status
- * completes it, a fetch's old values having come first (rma_reply.c).  One
+ * completes it, or for a fetch's old values, whose cell carries the ack
+ * (rma_reply.c).  One
  * that fetches nothing is posted where a small write would be (rma_way.c):
  * completed once pushed, unacked.
  */

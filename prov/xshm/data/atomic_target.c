@@ -130,7 +130,7 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (ret || w->hdr.kind == XSHM_ATOMIC_WRITE)
 		return ret;
 	ret = xshm_rma_reply_start(ep, cmd->src_ep_id, cmd->ack_id, &old, 1,
-				   w->len, false);
+				   w->len);
 	return ret ? ret : 1;
 }
 

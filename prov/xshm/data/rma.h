@@ -167,13 +167,12 @@ void xshm_rma_target_handle(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			    const struct xshm_cmd *shared);
 
 /*
- * rma_reply.c: reads answered in the initiator's ring, both ends.  With
- * data_acks, a reply in one cell completes the operation itself, without
- * an ack after it (reads; fetching atomics keep their ack).
+ * rma_reply.c: reads and fetching atomics answered in the initiator's
+ * ring, both ends.  A reply in one cell completes the operation itself,
+ * without an ack after it.
  */
 int xshm_rma_reply_start(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
-			 const struct iovec *iov, size_t count, size_t len,
-			 bool data_acks);
+			 const struct iovec *iov, size_t count, size_t len);
 void xshm_rma_reply_progress(struct xshm_ep *ep);
 void xshm_rma_read_data(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			const struct xshm_cmd *shared);

@@ -36,34 +36,30 @@ struct xshm_rma_reply {
 };
 
 /*
- * The whole reply in one cell, from data, then the ack unless the cell
- * carries it (XSHM_CMD_ACK on the data): false when the initiator's ring
- * has no room or the initiator is gone, and it is queued.  Copying it out
- * first cost a read of 1 KiB 0.6 us against 0.4 at 896 B (a malloc past
- * glibc's per-thread cache).  The ack in the data cell gave reads 0.84
- * times the latency at 8 B and 1.15 to 1.22 times the bandwidth at 8 and
- * 512 B, but fetching atomics 0.84 times their rate (ab.sh, 6 rounds; the
- * cause not found), so they keep the separate ack.
+ * The whole reply in one cell, from data, the cell carrying the ack
+ * (XSHM_CMD_ACK on the data): false when the initiator's ring has no room
+ * or the initiator is gone, and it is queued.  Copying it out first cost a
+ * read of 1 KiB 0.6 us against 0.4 at 896 B (a malloc past glibc's
+ * per-thread cache).  The ack in the data cell gave reads 0.84 times the
+ * latency at 8 B and 1.15 to 1.22 times the bandwidth at 8 and 512 B, and
+ * fetching atomics 0.90 to 0.94 times the latency and 1.06 to 1.08 times
+ * the rate (ab.sh --swap, 10 and 12 rounds; a first run of 6 rounds had
+ * found their rate 0.84 times).
  */
 static bool answered_at_once(struct xshm_ep *ep, uint64_t ep_id,
-			     uint32_t ack_id, const void *data, size_t len,
-			     bool data_acks)
+			     uint32_t ack_id, const void *data, size_t len)
 {
 	struct xshm_region *initiator =
 		xshm_peer_sender_region(&ep->domain->peers, ep_id);
 	struct xshm_control cell = {
 		.op = XSHM_OP_READ_DATA, .proto = XSHM_PROTO_INLINE,
-		.flags = data_acks ? XSHM_CMD_ACK : 0, .msg_size = len,
+		.flags = XSHM_CMD_ACK, .msg_size = len,
 		.ack_id = ack_id, .payload = data,
 		.payload_len = (uint32_t) len,
 	};
 
-	if (!initiator || !xshm_region_is_open(initiator) ||
-	    !xshm_control_push(ep, initiator, &cell))
-		return false;
-	if (!data_acks)
-		xshm_ack_send(ep, ep_id, ack_id, 0);
-	return true;
+	return initiator && xshm_region_is_open(initiator) &&
+	       xshm_control_push(ep, initiator, &cell);
 }
 
 /*
@@ -133,15 +129,14 @@ static bool push_all(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
  * its target 1-2 us of its 4-6.
  */
 int xshm_rma_reply_start(struct xshm_ep *ep, uint64_t ep_id, uint32_t ack_id,
-			 const struct iovec *iov, size_t count, size_t len,
-			 bool data_acks)
+			 const struct iovec *iov, size_t count, size_t len)
 {
 	bool straight = xshm_dlist_empty(&ep->rma_replies) && count == 1;
 	struct xshm_rma_reply *reply;
 	size_t sent = 0;
 
 	if (straight && len <= XSHM_INLINE_MAX &&
-	    answered_at_once(ep, ep_id, ack_id, iov->iov_base, len, data_acks))
+	    answered_at_once(ep, ep_id, ack_id, iov->iov_base, len))
 		return 0;
 	if (straight && len > XSHM_INLINE_MAX &&
 	    push_all(ep, ep_id, ack_id, iov->iov_base, len, &sent))

@@ -170,7 +170,7 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		return 0;
 	}
 	ret = xshm_rma_reply_start(ep, cmd->src_ep_id, cmd->ack_id, local,
-				   nlocal, cmd->msg_size, true);
+				   nlocal, cmd->msg_size);
 	return ret ? ret : 1;
 }
 
