@@ -47,6 +47,24 @@ static ssize_t cswap(struct rig *r, uint64_t *v, uint64_t *cmp, uint64_t *res,
 				 r->peer, addr, key, FI_UINT64, FI_CSWAP, ctx);
 }
 
+/*
+ * An atomic write of count uint64s at the region's start that asks for
+ * its ack: fi_atomicmsg with FI_DELIVERY_COMPLETE.
+ */
+static ssize_t delivered_write(struct rig *r, uint64_t *v, size_t count,
+			       enum fi_op op, void *ctx)
+{
+	struct fi_ioc ioc = { v, count };
+	struct fi_rma_ioc rma_ioc = { r->addr, count, r->key };
+	struct fi_msg_atomic msg = {
+		.msg_iov = &ioc, .iov_count = 1, .addr = r->peer,
+		.rma_iov = &rma_ioc, .rma_iov_count = 1,
+		.datatype = FI_UINT64, .op = op, .context = ctx,
+	};
+
+	return fi_atomicmsg(r->x.ep, &msg, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+}
+
 /* Each kind of call, refused with err; the target untouched. */
 static void refused_all(struct rig *r, uint64_t addr, uint64_t key, int err)
 {
@@ -123,18 +141,9 @@ START_TEST(acked_write_needs_only_remote_write)
 {
 	struct rig *r = atomic_rig_with(FI_REMOTE_WRITE, ATOMIC_CAPS, true);
 	uint64_t *v = initiator_buf(2 * sizeof(*v));
-	struct fi_ioc ioc = { v, 2 };
-	struct fi_rma_ioc rma_ioc = { r->addr, 2, r->key };
-	struct fi_msg_atomic msg = {
-		.msg_iov = &ioc, .iov_count = 1, .addr = r->peer,
-		.rma_iov = &rma_ioc, .rma_iov_count = 1,
-		.datatype = FI_UINT64, .op = FI_ATOMIC_WRITE,
-	};
 	int ctx;
 
-	msg.context = &ctx;
-	XT_POST(&r->x, fi_atomicmsg(r->x.ep, &msg, FI_COMPLETION |
-				    FI_DELIVERY_COMPLETE));
+	XT_POST(&r->x, delivered_write(r, v, 2, FI_ATOMIC_WRITE, &ctx));
 	expect_done(r, &ctx, FI_WRITE);
 	assert_written(r, 0, 2 * sizeof(*v));
 	free(v);
@@ -449,19 +458,10 @@ START_TEST(fetch_waits_for_target)
 {
 	struct rig *r = atomic_rig_with(ALL_ACCESS, ATOMIC_CAPS, false);
 	uint64_t v = 1, res = 0;
-	struct fi_ioc ioc = { &v, 1 };
-	struct fi_rma_ioc rma_ioc = { r->addr, 1, r->key };
-	struct fi_msg_atomic msg = {
-		.msg_iov = &ioc, .iov_count = 1, .addr = r->peer,
-		.rma_iov = &rma_ioc, .rma_iov_count = 1,
-		.datatype = FI_UINT64, .op = FI_SUM,
-	};
 	int ctx;
 
-	msg.context = &ctx;
 	if (_i)
-		XT_POST(&r->x, fi_atomicmsg(r->x.ep, &msg, FI_COMPLETION |
-					    FI_DELIVERY_COMPLETE));
+		XT_POST(&r->x, delivered_write(r, &v, 1, FI_SUM, &ctx));
 	else
 		XT_POST(&r->x, fetch_add(r, &v, &res, r->addr, r->key, &ctx));
 	xt_expect_none(r->x.tx, r->x.rx, 200);
