@@ -168,8 +168,7 @@ static ssize_t post_locked(struct xshm_ep *ep,
 		fail_now(ep, args, -posted);
 		return 0;
 	}
-	if (posted && xshm_dlist_empty(&ep->rma_queue) &&
-	    !(args->flags & FI_FENCE)) {
+	if (posted && xshm_rma_push_now(ep, args->flags)) {
 		fill_op(&at_hand.op, ep, peer, args, len, true);
 		ret = xshm_atomic_push(ep, &at_hand.op.tx);
 		if (!ret) {

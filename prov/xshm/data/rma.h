@@ -152,6 +152,11 @@ ssize_t xshm_rma_post(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,
 		      uint64_t data, void *context, uint64_t flags);
 /* The queue holds atomics too (atomic.h), pushed in the same order. */
 void xshm_rma_progress(struct xshm_ep *ep);
+/*
+ * Whether a posted operation with these flags may be pushed in its call,
+ * from the stack: nothing waits before it in the queue, and no fence.
+ */
+bool xshm_rma_push_now(const struct xshm_ep *ep, uint64_t flags);
 /* The peer tx was posted to, or why it is not there any more. */
 int xshm_rma_peer_of(struct xshm_ep *ep, const struct xshm_tx_op *tx,
 		     struct xshm_peer **peer);

@@ -324,6 +324,11 @@ static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
 	free(op);
 }
 
+bool xshm_rma_push_now(const struct xshm_ep *ep, uint64_t flags)
+{
+	return !(flags & FI_FENCE) && xshm_dlist_empty(&ep->rma_queue);
+}
+
 /*
  * A posted write of one cell with nothing queued before it is pushed from
  * the stack and completed here, as posted atomics are (atomic_send.c):
@@ -336,8 +341,7 @@ static bool pushed_at_once(struct xshm_ep *ep, struct xshm_peer *peer,
 	struct xshm_rma_op op = { 0 };
 	ssize_t ret;
 
-	if (d->total > XSHM_RMA_INLINE_MAX || (d->flags & FI_FENCE) ||
-	    !xshm_dlist_empty(&ep->rma_queue))
+	if (d->total > XSHM_RMA_INLINE_MAX || !xshm_rma_push_now(ep, d->flags))
 		return false;
 	fill_op(&op, ep, peer, XSHM_OP_WRITE, d, true, timing);
 	op.tx.dest = dest;
