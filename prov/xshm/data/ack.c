@@ -135,7 +135,7 @@ void xshm_ack_complete(struct xshm_ep *ep, struct xshm_tx_op *op, int status)
 		xshm_report_tx(ep, op->context, op->comp_flags, op->cq_entry);
 	}
 	xshm_dlist_remove(&op->link);
-	free(op);
+	xshm_block_free(&ep->tx_blocks, op);
 }
 
 /*
@@ -191,7 +191,7 @@ void xshm_ack_wait_fail(struct xshm_ep *ep, struct xshm_tx_op *op, int err)
 {
 	fail_waiting(ep, op, err);
 	xshm_dlist_remove(&op->link);
-	free(op);
+	xshm_block_free(&ep->tx_blocks, op);
 }
 
 uint64_t xshm_ack_blocked_sender(const struct xshm_ep *ep)
@@ -202,18 +202,19 @@ uint64_t xshm_ack_blocked_sender(const struct xshm_ep *ep)
 				 link)->ep_id;
 }
 
-static void free_list(struct xshm_dlist *head, size_t link_offset)
-{
-	while (!xshm_dlist_empty(head)) {
-		struct xshm_dlist *item = head->next;
-
-		xshm_dlist_remove(item);
-		free((char *) item - link_offset);
-	}
-}
-
 void xshm_ack_close(struct xshm_ep *ep)
 {
-	free_list(&ep->acks_out, offsetof(struct xshm_ack_out, link));
-	free_list(&ep->tx_wait_ack, offsetof(struct xshm_tx_op, link));
+	while (!xshm_dlist_empty(&ep->acks_out)) {
+		struct xshm_dlist *item = ep->acks_out.next;
+
+		xshm_dlist_remove(item);
+		free(xshm_container_of(item, struct xshm_ack_out, link));
+	}
+	while (!xshm_dlist_empty(&ep->tx_wait_ack)) {
+		struct xshm_dlist *item = ep->tx_wait_ack.next;
+
+		xshm_dlist_remove(item);
+		xshm_block_free(&ep->tx_blocks,
+				xshm_container_of(item, struct xshm_tx_op, link));
+	}
 }

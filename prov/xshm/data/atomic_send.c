@@ -181,7 +181,8 @@ static ssize_t post_locked(struct xshm_ep *ep,
 			return 0;
 		}
 	}
-	op = malloc(sizeof(*op) + operand_bytes(args, len));
+	op = xshm_block_alloc(&ep->tx_blocks,
+			      sizeof(*op) + operand_bytes(args, len));
 	if (!op)
 		return -FI_ENOMEM;
 	fill_op(op, ep, peer, args, len, posted);

@@ -81,8 +81,8 @@ static struct xshm_rma_op *new_op(struct xshm_ep *ep,
 				  const struct xshm_rma_timing *timing)
 {
 	bool inject = d->flags & FI_INJECT;
-	struct xshm_rma_op *op = calloc(1, sizeof(*op) +
-					   (inject ? d->total : 0));
+	struct xshm_rma_op *op = xshm_block_zalloc(&ep->tx_blocks, sizeof(*op) +
+						   (inject ? d->total : 0));
 
 	if (!op)
 		return NULL;
@@ -315,13 +315,13 @@ static void report_failed(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
 static void complete_posted(struct xshm_ep *ep, struct xshm_rma_op *op)
 {
 	report_posted(ep, op);
-	free(op);
+	xshm_block_free(&ep->tx_blocks, op);
 }
 
 static void fail_op(struct xshm_ep *ep, struct xshm_rma_op *op, int err)
 {
 	report_failed(ep, op, err);
-	free(op);
+	xshm_block_free(&ep->tx_blocks, op);
 }
 
 bool xshm_rma_push_now(const struct xshm_ep *ep, uint64_t flags)
@@ -430,7 +430,9 @@ void xshm_rma_close(struct xshm_ep *ep)
 		struct xshm_dlist *item = ep->rma_queue.next;
 
 		xshm_dlist_remove(item);
-		free(xshm_container_of(item, struct xshm_rma_op, tx.link));
+		xshm_block_free(&ep->tx_blocks,
+				xshm_container_of(item, struct xshm_rma_op,
+						  tx.link));
 	}
 	xshm_rma_reply_close(ep);
 }

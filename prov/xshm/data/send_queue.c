@@ -190,7 +190,7 @@ static void dequeue_op(struct xshm_ep *ep, struct xshm_tx_op *op)
 {
 	xshm_dlist_remove(&op->link);
 	ep->tx_queued--;
-	free(op);
+	xshm_block_free(&ep->tx_blocks, op);
 }
 
 /*
@@ -212,7 +212,7 @@ static int finish_op(struct xshm_ep *ep, struct xshm_tx_op *op, bool queued)
 		xshm_dlist_remove(&op->link);
 		ep->tx_queued--;
 	} else {
-		waiting = malloc(sizeof(*waiting));
+		waiting = xshm_block_alloc(&ep->tx_blocks, sizeof(*waiting));
 		if (!waiting)
 			return -FI_ENOMEM;
 		*waiting = *op;
@@ -311,7 +311,8 @@ void xshm_tx_abort_all(struct xshm_ep *ep)
 
 static ssize_t queue_op(struct xshm_ep *ep, const struct xshm_tx_op *op)
 {
-	struct xshm_tx_op *queued = malloc(sizeof(*queued));
+	struct xshm_tx_op *queued = xshm_block_alloc(&ep->tx_blocks,
+						     sizeof(*queued));
 
 	if (!queued)
 		return -FI_ENOMEM;

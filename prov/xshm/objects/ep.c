@@ -217,6 +217,7 @@ static int xshm_ep_close(struct fid *fid)
 	xshm_tx_abort_all(ep);
 	xshm_rma_close(ep);
 	xshm_ack_close(ep);
+	xshm_block_cache_clear(&ep->tx_blocks);
 	/* Before the SRX goes: messages still arriving give back its entries. */
 	xshm_rx_abort_all(ep);
 	if (ep->own_srx)

@@ -18,6 +18,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "base/addr.h"
+#include "base/block_cache.h"
 #include "base/list.h"
 #include "srx/srx.h"
 #include "xshm/fi_peer.h"
@@ -95,6 +96,7 @@ struct xshm_ep {
 	size_t unexp_bytes;		/* memory held for unexpected messages */
 	size_t min_multi_recv;
 	struct xshm_dlist tx_wait_ack;	/* pushed sends awaiting their ack */
+	struct xshm_block_cache tx_blocks; /* of queued and waiting ops */
 	uint32_t next_ack_id;
 	struct xshm_dlist acks_out;	/* acks not yet pushed to their sender */
 	struct xshm_dlist rma_queue;	/* RMA, atomics not pushed (rma_send.c) */
