@@ -94,14 +94,17 @@ static ssize_t post_kind(struct rig *r, int kind, enum fi_op op,
 				 NULL, r->peer, addr, r->key, dt, op, ctx);
 }
 
-/* One pair of kind, on elems elements, checked against the reference. */
-static void pair_case(struct rig *r, int kind, enum fi_op op,
-		      enum fi_datatype dt, size_t elems)
+/*
+ * One pair of kind, on elems elements at the region's off, checked against
+ * the reference.
+ */
+static void pair_case_at(struct rig *r, int kind, enum fi_op op,
+			 enum fi_datatype dt, size_t elems, size_t off)
 {
 	alignas(32) unsigned char tgt[REF_ELEMS * 32], opnd[REF_ELEMS * 32],
 		cmp[REF_ELEMS * 32], want[REF_ELEMS * 32], got[REF_ELEMS * 32],
 		res[REF_ELEMS * 32];
-	size_t len = elems * ref_size(dt), off = 64;
+	size_t len = elems * ref_size(dt);
 	int ctx;
 
 	ref_fill(dt, tgt, opnd, cmp);
@@ -118,6 +121,13 @@ static void pair_case(struct rig *r, int kind, enum fi_op op,
 	assert_values(dt, got, want, elems, "target", kind, op);
 	if (kind != REF_WRITE)
 		assert_values(dt, res, tgt, elems, "fetched", kind, op);
+}
+
+/* At an offset aligned for every datatype: the target applies in place. */
+static void pair_case(struct rig *r, int kind, enum fi_op op,
+		      enum fi_datatype dt, size_t elems)
+{
+	pair_case_at(r, kind, op, dt, elems, 64);
 }
 
 START_TEST(every_pair_matches_reference)
@@ -164,6 +174,28 @@ START_TEST(every_pair_in_one_line)
 END_TEST
 
 /* The valid queries and fi_query_atomic say what the reference says. */
+/*
+ * Elements one byte past an aligned address: the target applies the
+ * operation to those wider than a byte on an aligned copy and writes it
+ * back (atomic_target.c), in a full command and in a one-line one.
+ */
+START_TEST(every_pair_at_an_unaligned_address)
+{
+	struct rig *r = atomic_rig(ALL_ACCESS);
+	int kind = _i, pairs = 0;
+
+	for (int op = 0; op < FI_ATOMIC_OP_LAST; op++)
+		for (int dt = 0; dt < FI_DATATYPE_LAST; dt++)
+			if (ref_supported(kind, op, dt)) {
+				pair_case_at(r, kind, op, dt, REF_ELEMS, 65);
+				pair_case_at(r, kind, op, dt, 1, 65);
+				pairs++;
+			}
+	XT_ASSERT(pairs > 60, "only %d pairs", pairs);
+	rig_stop(r);
+}
+END_TEST
+
 START_TEST(valid_queries_agree_with_reference)
 {
 	struct rig *r = atomic_rig(ALL_ACCESS);
@@ -413,6 +445,8 @@ static Suite *atomic_suite(void)
 	tcase_set_timeout(data, 120);
 	tcase_add_loop_test(data, every_pair_matches_reference, 0, REF_KINDS);
 	tcase_add_loop_test(data, every_pair_in_one_line, 0, REF_KINDS);
+	tcase_add_loop_test(data, every_pair_at_an_unaligned_address, 0,
+			    REF_KINDS);
 	tcase_add_test(data, valid_queries_agree_with_reference);
 	tcase_add_test(data, unsupported_pairs_refused_by_calls);
 	tcase_add_test(data, vector_calls_gather_and_scatter);

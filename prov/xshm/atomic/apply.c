@@ -6,6 +6,7 @@
  * c = compare value.
  */
 #include <complex.h>
+#include <stdalign.h>
 #include <stdint.h>
 
 #include <rdma/fabric.h>
@@ -124,6 +125,17 @@ static const size_t type_size[FI_DATATYPE_LAST] = {
 	[FI_LONG_DOUBLE_COMPLEX] = sizeof(cldouble),
 };
 
+static const size_t type_align[FI_DATATYPE_LAST] = {
+	[FI_INT8] = 1, [FI_UINT8] = 1, [FI_INT16] = 2, [FI_UINT16] = 2,
+	[FI_INT32] = 4, [FI_UINT32] = 4,
+	[FI_INT64] = alignof(int64_t), [FI_UINT64] = alignof(uint64_t),
+	[FI_FLOAT] = alignof(float), [FI_DOUBLE] = alignof(double),
+	[FI_FLOAT_COMPLEX] = alignof(cfloat),
+	[FI_DOUBLE_COMPLEX] = alignof(cdouble),
+	[FI_LONG_DOUBLE] = alignof(ldouble),
+	[FI_LONG_DOUBLE_COMPLEX] = alignof(cldouble),
+};
+
 static_assert(XSHM_ATOMIC_MAX_BYTES % sizeof(cldouble) == 0,
 	      "whole elements of the largest datatype");
 
@@ -153,6 +165,12 @@ size_t xshm_atomic_type_size(int datatype)
 {
 	return datatype >= 0 && datatype < FI_DATATYPE_LAST ?
 	       type_size[datatype] : 0;
+}
+
+bool xshm_atomic_aligned(int datatype, const void *p)
+{
+	return datatype >= 0 && datatype < FI_DATATYPE_LAST &&
+	       (uintptr_t) p % type_align[datatype] == 0;
 }
 
 void xshm_atomic_apply(int op, int datatype, void *dst, const void *src,

@@ -17,6 +17,8 @@
 bool xshm_atomic_supported(int kind, int op, int datatype);
 /* Bytes of one element of datatype, 0 for one xshm does not know. */
 size_t xshm_atomic_type_size(int datatype);
+/* Whether p may hold elements of datatype, as xshm_atomic_apply takes them. */
+bool xshm_atomic_aligned(int datatype, const void *p);
 /*
  * Applies op to count elements of datatype at dst, with operands src and,
  * for compares, cmp (NULL otherwise); a supported pair only.  dst, src and

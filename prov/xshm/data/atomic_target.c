@@ -4,9 +4,10 @@
  * datatype, then key, access and range against the domain's registrations
  * as RMA's are (mr/mr_table.c): FI_REMOTE_WRITE for an atomic write,
  * FI_REMOTE_READ for a fetching read, both for the other fetches and the
- * compares.  The target elements are gathered into an aligned buffer (a
- * registration may split an element between its buffers), their old
- * values kept, the operation applied and the new values written back.
+ * compares.  A fetch's old values are kept, then the operation is applied:
+ * in place when the target elements lie in one buffer, aligned for their
+ * type; otherwise on a gathered, aligned copy (a registration may split an
+ * element between its buffers) that is written back.
  *
  * Atomicity: every atomic to a registration of this domain is applied by
  * one of this domain's endpoints (the key is the domain's), and each does
@@ -87,25 +88,35 @@ static void copy_operands(struct atomic_work *w, const unsigned char *from)
 		memcpy(w->cmp, from, w->len);
 }
 
-/* Applies w to the registered range; under the domain's lock. */
+/*
+ * Applies w to the registered range; under the domain's lock.  Elements in
+ * one buffer, aligned for their type, are changed where they are; others
+ * are gathered into w->dst and written back.
+ */
 static int apply(struct xshm_ep *ep, struct atomic_work *w,
 		 const struct xshm_mr_entry **mr)
 {
 	struct iovec local[XSHM_IOV_LIMIT];
 	size_t nlocal;
+	unsigned char *target = w->dst;
 	int ret = xshm_mr_table_resolve(&ep->domain->mr_table, w->hdr.key,
 					w->hdr.addr, w->len, access_of(&w->hdr),
 					local, &nlocal, mr);
 
 	if (ret)
 		return ret;
-	xshm_iov_copy_from(w->dst, local, nlocal, 0, w->len);
-	memcpy(w->old, w->dst, w->len);
-	xshm_atomic_apply(w->hdr.op, w->hdr.datatype, w->dst,
+	if (nlocal == 1 && xshm_atomic_aligned(w->hdr.datatype,
+					       local[0].iov_base))
+		target = local[0].iov_base;
+	else
+		xshm_iov_copy_from(w->dst, local, nlocal, 0, w->len);
+	if (w->hdr.kind != XSHM_ATOMIC_WRITE)
+		memcpy(w->old, target, w->len);
+	xshm_atomic_apply(w->hdr.op, w->hdr.datatype, target,
 			  w->hdr.op != FI_ATOMIC_READ ? w->src : NULL,
 			  w->hdr.kind == XSHM_ATOMIC_COMPARE ? w->cmp : NULL,
 			  w->hdr.count);
-	if (w->hdr.op != FI_ATOMIC_READ)
+	if (target == w->dst && w->hdr.op != FI_ATOMIC_READ)
 		xshm_iov_copy_to(local, nlocal, 0, w->dst, w->len);
 	return 0;
 }
@@ -147,7 +158,7 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	if (cq_data)
 		flags |= FI_REMOTE_CQ_DATA;
 	xshm_report_rma_target(ep, flags, w->len, cq_data ? cmd->cq_data : 0,
-			       xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id),
+			       cmd->src_ep_id,
 			       cq_data);
 	mr_cntr = mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
 	if (mr_cntr)

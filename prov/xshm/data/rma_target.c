@@ -190,7 +190,7 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 		flags |= FI_REMOTE_CQ_DATA;
 	xshm_report_rma_target(ep, flags, cmd->msg_size,
 			       cq_data ? cmd->cq_data : 0,
-			       xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id),
+			       cmd->src_ep_id,
 			       cq_data);
 	mr_cntr = mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
 	if (mr_cntr)
