@@ -395,6 +395,9 @@ START_TEST(count_limits)
 	XT_ASSERT_RC(fi_fetch_atomic(r->x.ep, ones, 1, NULL, NULL, NULL, r->peer,
 				     r->addr, r->key, FI_INT8, FI_SUM, &ctx),
 		     -FI_EINVAL);
+	XT_ASSERT_RC(fi_compare_atomic(r->x.ep, ones, 1, NULL, NULL, NULL, got,
+				       NULL, r->peer, r->addr, r->key, FI_INT8,
+				       FI_CSWAP, &ctx), -FI_EINVAL);
 	XT_ASSERT(fi_atomic(r->x.ep, ones, 1, NULL, r->peer + 1000, r->addr,
 			    r->key, FI_INT8, FI_SUM, &ctx) < 0, "bad fi_addr");
 	memset(got, 0, max);

@@ -50,7 +50,10 @@ struct xshm_atomic_args {
 	uint64_t flags;
 };
 
-/* atomic_send.c: checks and queues one; 0 or a negative error. */
+/*
+ * atomic_send.c: checks and posts one shaped by objects/atomic.c (pair
+ * checked, lists validated); 0 or a negative error.
+ */
 ssize_t xshm_atomic_post(struct xshm_ep *ep,
 			 const struct xshm_atomic_args *args);
 /* Pushes a queued one: 0, -FI_EAGAIN, or an error (rma_send.c's loop). */

@@ -21,7 +21,10 @@ static struct xshm_ep *to_ep(struct fid_ep *ep_fid)
 	return xshm_container_of(ep_fid, struct xshm_ep, ep_fid);
 }
 
-/* An fi_ioc list as iovecs of datatype's elements; -FI_EINVAL if bad. */
+/*
+ * An fi_ioc list as iovecs of datatype's elements; -FI_EINVAL if bad: too
+ * long, or an entry without its buffer.  The only check of the lists.
+ */
 static int ioc_to_iov(const struct fi_ioc *ioc, size_t count, size_t size,
 		      struct iovec *iov, size_t *elements)
 {
@@ -29,7 +32,8 @@ static int ioc_to_iov(const struct fi_ioc *ioc, size_t count, size_t size,
 	if (count > XSHM_IOV_LIMIT || (count && !ioc))
 		return -FI_EINVAL;
 	for (size_t i = 0; i < count; i++) {
-		if (ioc[i].count > XSHM_ATOMIC_MAX_BYTES)
+		if (ioc[i].count > XSHM_ATOMIC_MAX_BYTES ||
+		    (ioc[i].count && !ioc[i].addr))
 			return -FI_EINVAL;
 		iov[i].iov_base = ioc[i].addr;
 		iov[i].iov_len = ioc[i].count * size;
