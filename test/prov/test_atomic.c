@@ -124,23 +124,33 @@ static void pair_case_at(struct rig *r, int kind, enum fi_op op,
 }
 
 /* At an offset aligned for every datatype: the target applies in place. */
+#define ALIGNED_OFF	64
+
 static void pair_case(struct rig *r, int kind, enum fi_op op,
 		      enum fi_datatype dt, size_t elems)
 {
-	pair_case_at(r, kind, op, dt, elems, 64);
+	pair_case_at(r, kind, op, dt, elems, ALIGNED_OFF);
+}
+
+/* Every supported pair of kind, on elems elements at off: how many. */
+static int each_pair_at(struct rig *r, int kind, size_t elems, size_t off)
+{
+	int pairs = 0;
+
+	for (int op = 0; op < FI_ATOMIC_OP_LAST; op++)
+		for (int dt = 0; dt < FI_DATATYPE_LAST; dt++)
+			if (ref_supported(kind, op, dt)) {
+				pair_case_at(r, kind, op, dt, elems, off);
+				pairs++;
+			}
+	return pairs;
 }
 
 START_TEST(every_pair_matches_reference)
 {
 	struct rig *r = atomic_rig(ALL_ACCESS);
-	int kind = _i, pairs = 0;
+	int pairs = each_pair_at(r, _i, REF_ELEMS, ALIGNED_OFF);
 
-	for (int op = 0; op < FI_ATOMIC_OP_LAST; op++)
-		for (int dt = 0; dt < FI_DATATYPE_LAST; dt++)
-			if (ref_supported(kind, op, dt)) {
-				pair_case(r, kind, op, dt, REF_ELEMS);
-				pairs++;
-			}
 	XT_ASSERT(pairs > 60, "only %d pairs", pairs);
 	rig_stop(r);
 }
@@ -173,7 +183,6 @@ START_TEST(every_pair_in_one_line)
 }
 END_TEST
 
-/* The valid queries and fi_query_atomic say what the reference says. */
 /*
  * Elements one byte past an aligned address: the target applies the
  * operation to those wider than a byte on an aligned copy and writes it
@@ -182,20 +191,15 @@ END_TEST
 START_TEST(every_pair_at_an_unaligned_address)
 {
 	struct rig *r = atomic_rig(ALL_ACCESS);
-	int kind = _i, pairs = 0;
+	int pairs = each_pair_at(r, _i, REF_ELEMS, ALIGNED_OFF + 1);
 
-	for (int op = 0; op < FI_ATOMIC_OP_LAST; op++)
-		for (int dt = 0; dt < FI_DATATYPE_LAST; dt++)
-			if (ref_supported(kind, op, dt)) {
-				pair_case_at(r, kind, op, dt, REF_ELEMS, 65);
-				pair_case_at(r, kind, op, dt, 1, 65);
-				pairs++;
-			}
+	each_pair_at(r, _i, 1, ALIGNED_OFF + 1);
 	XT_ASSERT(pairs > 60, "only %d pairs", pairs);
 	rig_stop(r);
 }
 END_TEST
 
+/* The valid queries and fi_query_atomic say what the reference says. */
 START_TEST(valid_queries_agree_with_reference)
 {
 	struct rig *r = atomic_rig(ALL_ACCESS);
