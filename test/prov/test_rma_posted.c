@@ -268,6 +268,30 @@ START_TEST(closed_before_applied_is_dropped)
 }
 END_TEST
 
+/*
+ * The initiator's check sees the registration as it is at each write:
+ * after a write it let through, a range outside that registration is
+ * still refused, and once the target closed it, so is its key.
+ */
+START_TEST(checks_after_a_write_see_the_registration_as_it_is)
+{
+	struct rig *r = idle_rig(ALL_ACCESS);
+	void *buf = initiator_buf(SMALL);
+	int ctx;
+
+	post_write(r, 0, buf, SMALL, 0, &ctx);
+	expect_done(r, &ctx, FI_RMA | FI_WRITE);
+	expect_refused(r, r->addr + MR_LEN - SMALL + 1, r->key, FI_EACCES);
+	settle_target(r);
+	assert_written(r, 0, SMALL);
+	xt_signal(r->c.sock, T_CLOSE_MR);
+	XT_ASSERT(xt_wait(r->c.sock) == T_OK, "close");
+	expect_refused(r, r->addr, r->key, FI_EINVAL);
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
 /* Writes of PIECE bytes over the whole region: more than its ring holds. */
 #define PIECE	64
 #define PIECES	(MR_LEN / PIECE)
@@ -334,6 +358,7 @@ static Suite *rma_posted_suite(void)
 	tcase_add_loop_test(posted, posted_write_errors_push_nothing, 0, 2);
 	tcase_add_loop_test(posted, delivery_complete_waits_for_target, 0, 3);
 	tcase_add_loop_test(posted, closed_before_applied_is_dropped, 0, 2);
+	tcase_add_test(posted, checks_after_a_write_see_the_registration_as_it_is);
 	tcase_add_test(posted, full_ring_queues_then_completes);
 	tcase_add_test(posted, counters_count_posted_writes);
 	/* xshm's own protocol (FI_XSHM_RMA_FAST) */

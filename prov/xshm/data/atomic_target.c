@@ -24,7 +24,6 @@
 
 #include "data/atomic.h"
 #include "atomic/apply.h"
-#include "av/av.h"
 #include "base/iov.h"
 #include "base/provider.h"
 #include "data/ack.h"
@@ -150,19 +149,8 @@ static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			  const struct atomic_work *w,
 			  const struct xshm_mr_entry *mr)
 {
-	bool write = w->hdr.kind == XSHM_ATOMIC_WRITE;
-	bool cq_data = cmd->flags & XSHM_CMD_REMOTE_CQ_DATA;
-	uint64_t flags = FI_ATOMIC | (write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
-	struct fid_peer_cntr *mr_cntr;
-
-	if (cq_data)
-		flags |= FI_REMOTE_CQ_DATA;
-	xshm_report_rma_target(ep, flags, w->len, cq_data ? cmd->cq_data : 0,
-			       cmd->src_ep_id,
-			       cq_data);
-	mr_cntr = mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
-	if (mr_cntr)
-		mr_cntr->owner_ops->inc(mr_cntr);
+	xshm_rma_report_served(ep, cmd, FI_ATOMIC,
+			       w->hdr.kind == XSHM_ATOMIC_WRITE, w->len, mr);
 }
 
 /*

@@ -162,6 +162,15 @@ int xshm_rma_peer_of(struct xshm_ep *ep, const struct xshm_tx_op *tx,
 		     struct xshm_peer **peer);
 void xshm_rma_close(struct xshm_ep *ep);
 
+/*
+ * rma_target.c: the target's events of a served operation of kind (FI_RMA
+ * or FI_ATOMIC) on len bytes of mr (fi_cq(3), fi_cntr(3)): its endpoint's
+ * CQ entry when remote CQ data asks for one, its counter, and mr's.
+ */
+struct xshm_mr_entry;
+void xshm_rma_report_served(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			    uint64_t kind, bool write, size_t len,
+			    const struct xshm_mr_entry *mr);
 /* rma_target.c: a command of the ops below, from a private header copy. */
 static inline bool xshm_rma_is_cmd(uint8_t op)
 {

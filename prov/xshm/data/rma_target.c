@@ -174,27 +174,33 @@ static int serve(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return ret ? ret : 1;
 }
 
-/*
- * The remote events of a completed operation (fi_cq(3), fi_cntr(3)): its
- * endpoint's and its registration's.
- */
-static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
-			  const struct xshm_mr_entry *mr)
+void xshm_rma_report_served(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			    uint64_t kind, bool write, size_t len,
+			    const struct xshm_mr_entry *mr)
 {
 	struct fid_peer_cntr *mr_cntr;
-	bool write = cmd->op == XSHM_OP_WRITE;
-	uint64_t flags = FI_RMA | (write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
+	uint64_t flags = kind | (write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
 	bool cq_data = cmd->flags & XSHM_CMD_REMOTE_CQ_DATA;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
 
-	if (cq_data)
+	/* only an entry, which remote CQ data asks for, names the source */
+	if (cq_data) {
 		flags |= FI_REMOTE_CQ_DATA;
-	xshm_report_rma_target(ep, flags, cmd->msg_size,
-			       cq_data ? cmd->cq_data : 0,
-			       cmd->src_ep_id,
+		src = xshm_av_lookup_ep_id(ep->av, cmd->src_ep_id);
+	}
+	xshm_report_rma_target(ep, flags, len, cq_data ? cmd->cq_data : 0, src,
 			       cq_data);
 	mr_cntr = mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
 	if (mr_cntr)
 		mr_cntr->owner_ops->inc(mr_cntr);
+}
+
+/* The remote events of a completed RMA operation. */
+static void report_target(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			  const struct xshm_mr_entry *mr)
+{
+	xshm_rma_report_served(ep, cmd, FI_RMA, cmd->op == XSHM_OP_WRITE,
+			       cmd->msg_size, mr);
 }
 
 /* Its initiator has completed it: nobody to tell of a failure but the log. */

@@ -5,7 +5,6 @@
  * get one.
  */
 #include "report/comp.h"
-#include "av/av.h"
 #include "objects/ep.h"
 
 static void report(struct fid_peer_cq *cq, struct fid_peer_cntr *cntr,
@@ -52,14 +51,13 @@ void xshm_report_tx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err)
 }
 
 void xshm_report_rma_target(struct xshm_ep *ep, uint64_t flags, size_t len,
-			    uint64_t data, uint64_t src_ep_id, bool cq_entry)
+			    uint64_t data, fi_addr_t src, bool cq_entry)
 {
 	int kind = flags & FI_REMOTE_READ ? XSHM_CNTR_REMOTE_READ :
 					    XSHM_CNTR_REMOTE_WRITE;
-	fi_addr_t src = FI_ADDR_NOTAVAIL;
 
-	if (cq_entry && (ep->caps & FI_SOURCE))
-		src = xshm_av_lookup_ep_id(ep->av, src_ep_id);
+	if (!(ep->caps & FI_SOURCE))
+		src = FI_ADDR_NOTAVAIL;
 	report(ep->rx_cq, ep->rma_cntr[kind], NULL, flags, len, NULL, data, 0,
 	       src, cq_entry);
 }

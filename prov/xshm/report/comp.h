@@ -22,11 +22,10 @@ void xshm_report_rx(struct xshm_ep *ep, void *context, uint64_t flags,
 void xshm_report_rx_err(struct xshm_ep *ep, const struct fi_cq_err_entry *err);
 /*
  * An RMA operation served for a peer: its CQ entry (remote CQ data) and
- * the FI_REMOTE_WRITE or FI_REMOTE_READ counter.  The initiator's address
- * is looked up (from its endpoint id) only for an entry that reports it.
+ * the FI_REMOTE_WRITE or FI_REMOTE_READ counter.
  */
 void xshm_report_rma_target(struct xshm_ep *ep, uint64_t flags, size_t len,
-			    uint64_t data, uint64_t src_ep_id, bool cq_entry);
+			    uint64_t data, fi_addr_t src, bool cq_entry);
 /* A message received into entry, its buffers and context; selective aware. */
 void xshm_report_rx_entry(struct xshm_ep *ep,
 			  const struct fi_peer_rx_entry *entry, uint64_t flags,
