@@ -174,14 +174,18 @@ static bool short_valid(const struct xshm_cmd *cmd,
 	w->hdr = (struct xshm_atomic) {
 		.key = cmd->tag, .addr = head.addr, .op = head.op,
 		.datatype = head.datatype, .count = head.count,
-		.kind = posted ? XSHM_ATOMIC_WRITE : XSHM_ATOMIC_FETCH,
+		.kind = posted ? XSHM_ATOMIC_WRITE : XSHM_ATOMIC_COMPARE,
 	};
-	if (!posted && xshm_atomic_supported(XSHM_ATOMIC_COMPARE, head.op,
-					     head.datatype))
-		w->hdr.kind = XSHM_ATOMIC_COMPARE;
+	/* acked: a compare if the pair is one, else it must be a fetch */
+	if (!xshm_atomic_supported(w->hdr.kind, head.op, head.datatype)) {
+		if (posted)
+			return false;
+		w->hdr.kind = XSHM_ATOMIC_FETCH;
+		if (!xshm_atomic_supported(w->hdr.kind, head.op,
+					   head.datatype))
+			return false;
+	}
 	whole->ack_id = posted ? 0 : head.ack_id;
-	if (!xshm_atomic_supported(w->hdr.kind, w->hdr.op, w->hdr.datatype))
-		return false;
 	size = xshm_atomic_type_size(w->hdr.datatype);
 	if (!head.count || head.count > XSHM_RMA_SHORT_MAX / size)
 		return false;
