@@ -174,18 +174,20 @@ static int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
 		.datatype = args->datatype, .kind = args->kind,
 		.count = (uint32_t) args->count,
 	};
+	/* posted, so a write: its operands are its src's len bytes */
+	size_t operand_len = operand_bytes(args, len);
 	struct xshm_cmd *cmd;
 	uint64_t pos;
 	void *operands;
 
-	if (!short_fits(args->kind, true, len, operand_bytes(args, len),
+	if (!short_fits(args->kind, true, len, operand_len,
 			args->flags & FI_REMOTE_CQ_DATA ?
 			XSHM_CMD_REMOTE_CQ_DATA : 0))
 		return 1;
 	cmd = xshm_ring_reserve(&peer->region.ring, &pos);
 	if (!cmd)
 		return -FI_EAGAIN;
-	operands = fill_short(cmd, ep, &hdr, 0, true, len);
+	operands = fill_short(cmd, ep, &hdr, 0, true, operand_len);
 	xshm_iov_copy_from(operands, args->src, args->src_count, 0, len);
 	if (xshm_ring_commit(&peer->region.ring, cmd, pos))
 		return -FI_EAGAIN;
