@@ -2,13 +2,15 @@
 # Open MPI tests over an OFI MTL provider: builds the programs of test/mpi/ with mpicc
 # into build/mpi/, runs each with 2, 4 and 8 ranks on this node and with 2+2 and 4+4
 # ranks on two simulated nodes (network + UTS namespaces from netns.sh, daemons
-# started through rsh_agent.sh), and prints one line per run, "PASS name" or
+# started through rsh_agent.sh; rma, whose BTL reaches only its own node, on this
+# node only), and prints one line per run, "PASS name" or
 # "FAIL name (why)", then "mpi: N passed, N failed".
 #
 #   test/mpi/run.sh [--one-node] [--two-nodes] [PROGRAM...]
 #
 # Environment:
 #   XLINK_MPI_PROV     mtl_ofi_provider_include (default xlink), e.g. 'tcp;ofi_rxm'
+#   XLINK_MPI_RMA_PROV the OFI BTL's provider under rma's one-sided MPI (default xshm)
 #   XLINK_MPI_TIMEOUT  seconds per mpirun (default 120); a run past it is a FAIL
 #   XLINK_MPI_NP       rank counts on one node (default "2 4 8")
 #   XLINK_MPI_NODES    ranks per node on two nodes (default "2 4")
@@ -25,10 +27,11 @@ REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build/mpi
 LOGS=$BUILD/logs
 PROV=${XLINK_MPI_PROV:-xlink}
+RMA_PROV=${XLINK_MPI_RMA_PROV:-xshm}
 TMO=${XLINK_MPI_TIMEOUT:-120}
 NPS=${XLINK_MPI_NP:-2 4 8}
 PERNODE=${XLINK_MPI_NODES:-2 4}
-ALL_PROGS="p2p anysrc probe coll trunc ssend_cancel flood"
+ALL_PROGS="p2p anysrc probe coll trunc ssend_cancel flood rma"
 # shellcheck source=netns_names.sh
 . "$HERE/netns_names.sh"
 netns_names || exit 2
@@ -102,6 +105,15 @@ done
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --mca pml cm --mca mtl ofi
 	--mca mtl_ofi_provider_include "$PROV" "${XENV[@]}")
 
+# a program's own mpirun arguments: rma's one-sided MPI goes through osc/rdma over the
+# OFI BTL, whose provider reaches only this node's ranks
+prog_args() {
+	case $1 in
+	rma) echo "--mca osc rdma --mca btl ofi,self --mca btl_ofi_provider_include $RMA_PROV" ;;
+	esac
+}
+one_node_only() { [ "$1" = rma ]; }
+
 # run_one NAME HOSTS COMMAND...: runs it under the timeout, reports, logs; the ranks
 # must have run on HOSTS distinct hosts
 run_one() {
@@ -130,7 +142,8 @@ run_one() {
 if [ $one = 1 ]; then
 	for np in $NPS; do
 		for p in $built; do
-			run_one "$p-np$np" 1 "${MPIRUN[@]}" -np "$np" "$BUILD/$p"
+			# shellcheck disable=SC2046
+			run_one "$p-np$np" 1 "${MPIRUN[@]}" $(prog_args "$p") -np "$np" "$BUILD/$p"
 		done
 	done
 fi
@@ -147,6 +160,7 @@ if [ $two = 1 ]; then
 	fi
 	for n in $PERNODE; do
 		for p in $built; do
+			one_node_only "$p" && continue
 			name="$p-${n}x2nodes"
 			if [ -n "$why" ]; then
 				report FAIL "$name" "$why"
