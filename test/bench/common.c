@@ -223,6 +223,7 @@ static int try_info(const struct bench *b, const char *prov, uint64_t caps,
 	hints->caps = caps;
 	hints->mode = 0;
 	hints->domain_attr->mr_mode = (int)b->mr_mode;
+	hints->tx_attr->op_flags = b->tx_op_flags;
 	/* One thread per process drives each domain, as MPI's OFI layers ask. */
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, info);

@@ -81,6 +81,7 @@ struct bench {
 	uint64_t caps;			/* asked for besides FI_TAGGED (rma: FI_RMA) */
 	uint64_t caps_if_any;		/* and these where the provider has them */
 	uint64_t mr_mode;		/* the hints' (0 without RMA) */
+	uint64_t tx_op_flags;		/* the hints' tx_attr->op_flags (rma -D) */
 	unsigned read_sum;		/* of what -R read */
 	int nblk;			/* rank 0: blocks timed in this point */
 	double blk[BENCH_MAX_BLOCKS];	/* and their durations (us) */

@@ -4,11 +4,12 @@
  * both shm and xshm make progress, until rank 0's tagged message ends the
  * point.
  *
- *   rma -m mode [-K] [-p prov[,prov...]] [-s sizes] [-i iters] [-r reps] ...
+ *   rma -m mode [-K] [-D] [-p prov[,prov...]] [-s sizes] [-i iters] [-r reps] ...
  *
  * Modes, each operation with the endpoint's default completion (no
  * FI_DELIVERY_COMPLETE asked for: what the provider's completion of a
- * write means is its own, as applications see it):
+ * write means is its own, as applications see it; -D asks for it in the
+ * hints' tx_attr->op_flags, as Open MPI's OFI BTL does for one-sided MPI):
  *   write_lat, read_lat   one fi_write / fi_read at a time, each waited for:
  *                         "provider size rep latency_us", from the median
  *                         time of blocks of 8 operations (1 above 16 KiB)
@@ -90,11 +91,13 @@ static bool is_atomic(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rma -m mode [-K] [options]\n"
+	fprintf(stderr, "usage: rma -m mode [-K] [-D] [options]\n"
 		"  -m mode            write_lat, read_lat, write_bw, read_bw, atomic_lat,\n"
 		"                     atomic_rate, atomic_add_rate, cswap_lat or cswap_rate\n"
 		"  -K                 offer no FI_MR_VIRT_ADDR nor FI_MR_PROV_KEY: offsets\n"
-		"                     and the benchmark's keys\n" BENCH_OPTHELP);
+		"                     and the benchmark's keys\n"
+		"  -D                 FI_DELIVERY_COMPLETE for every operation (tx_attr\n"
+		"                     op_flags), as Open MPI's OFI BTL asks\n" BENCH_OPTHELP);
 	exit(EXIT_FAILURE);
 }
 
@@ -293,11 +296,13 @@ int main(int argc, char **argv)
 	int c;
 
 	bench_parse_provs(&o, "xshm");
-	while ((c = getopt(argc, argv, BENCH_OPTSTRING "m:Kh")) != -1) {
+	while ((c = getopt(argc, argv, BENCH_OPTSTRING "m:KDh")) != -1) {
 		if (c == 'm')
 			mode = find_mode(optarg);
 		else if (c == 'K')
 			b.mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED;
+		else if (c == 'D')
+			b.tx_op_flags = FI_DELIVERY_COMPLETE;
 		else if (!bench_opt(&o, c, optarg))
 			usage();
 		sizes_given |= c == 's';

@@ -96,6 +96,11 @@ void xshm_rma_tx_done(struct xshm_ep *ep, struct xshm_tx_op *tx, bool ok);
  */
 int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 			  const struct xshm_rma_desc *op);
+/*
+ * Whether a write of total bytes may hold the target's bounce buffers: all
+ * it needs while half of its pool is free.
+ */
+bool xshm_rma_buffers_free(const struct xshm_peer *peer, size_t total);
 /* The same for an atomic that writes len bytes and fetches nothing. */
 int xshm_atomic_posted_check(const struct xshm_ep *ep,
 			     const struct xshm_peer *peer, uint64_t key,

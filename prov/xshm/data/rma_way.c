@@ -95,7 +95,7 @@ static bool may_post(const struct xshm_ep *ep, const struct xshm_peer *peer,
  * then completes at once, and a target that does not progress soon gets
  * the single copy, which needs nothing of it.
  */
-static bool buffers_take(const struct xshm_peer *peer, size_t total)
+bool xshm_rma_buffers_free(const struct xshm_peer *peer, size_t total)
 {
 	const struct xshm_pool_ref *pool = &peer->region.pool;
 	uint32_t free_bufs;
@@ -128,7 +128,7 @@ int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 {
 	if (!op->write || op->total > xshm_posted_max() ||
 	    !may_post(ep, peer, op->flags, XSHM_MR_PUB_WRITE) ||
-	    !buffers_take(peer, op->total))
+	    !xshm_rma_buffers_free(peer, op->total))
 		return 0;
 	return check_posted(peer, op->key, op->addr, op->total);
 }
