@@ -17,6 +17,19 @@
 #   vader    pml ob1 + btl vader,self (Open MPI's own shared memory)
 #   ucx      pml ucx with UCX_TLS=sm,self
 #   ofi-tcp  pml cm + OFI MTL, provider tcp;ofi_rxm
+# and for one-sided MPI, osc rdma over the OFI BTL beside the xlink MTL, the BTL's
+# provider being
+#   osc-xshm     xshm
+#   osc-shm117   Debian's libfabric 1.17 shm
+#   osc-shm26    libfabric 2.6's shm (build/libfabric-2.6, test/thirdparty.sh builds
+#                it; the ranks load that libfabric, xlink and xshm with it)
+# (vader runs one-sided MPI through osc rdma over its own single copy).
+# The one-sided benchmarks (osu_put_latency, osu_get_latency, osu_put_bw, osu_get_bw,
+# osu_acc_latency, osu_fop_latency, osu_cas_latency) run with -w create: windows
+# of the application's memory, which every rank reaches only through the BTL.
+# A one-sided comparison, e.g.:
+#   test/bench/osu.sh --configs osc-xshm,osc-shm117,osc-shm26,vader \
+#       --benches osu_put_latency,osu_get_latency,osu_fop_latency
 # A configuration that cannot run (say pml ucx missing) is reported and left out.
 # OSU is built once from ../shared/thirdparty/osu-5.3.tar.gz into build/osu/.
 # Results: DIR (default build/osu/results): raw/ outputs, osu.md, osu.png.
@@ -57,6 +70,7 @@ command -v mpicc >/dev/null || { echo "osu.sh: needs mpicc (apt-get install open
 
 # --- build OSU -----------------------------------------------------------------------
 BIN=$B/install/libexec/osu-micro-benchmarks/mpi/pt2pt
+ONE_SIDED=$B/install/libexec/osu-micro-benchmarks/mpi/one-sided
 if [ ! -x "$BIN/osu_mbw_mr" ]; then
 	[ -n "$TARBALL" ] || { echo "osu.sh: osu-5.3.tar.gz not found (set OSU_TARBALL)" >&2; exit 1; }
 	echo "building OSU 5.3 into $B ..."
@@ -92,8 +106,22 @@ cfg_args() { # the mpirun arguments of a configuration
 	vader) echo "--mca pml ob1 --mca btl vader,self" ;;
 	ucx) echo "--mca pml ucx -x UCX_TLS=sm,self --mca pml_ucx_tls any --mca pml_ucx_devices any" ;;
 	ofi-tcp) echo "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm" ;;
+	osc-xshm) osc_args xshm ;;
+	osc-shm117) osc_args shm ;;
+	osc-shm26) osc_args shm "-x LD_LIBRARY_PATH=$LIBFABRIC_26/lib" ;;
 	*) return 1 ;;
 	esac
+}
+LIBFABRIC_26=${XSHM_LIBFABRIC_26:-$REPO/build/libfabric-2.6}
+osc_args() { # osc_args PROVIDER [more]: one-sided through the OFI BTL on PROVIDER
+	echo "$(cfg_args xlink) --mca osc rdma --mca btl ofi,self --mca btl_ofi_provider_include $1 ${2:-}"
+}
+bench_cmd() { # the path and arguments of a benchmark
+	if [ -x "$ONE_SIDED/$1" ]; then
+		echo "$ONE_SIDED/$1 -w create"
+	else
+		echo "$BIN/$1"
+	fi
 }
 
 mkdir -p "$OUT/raw"
@@ -108,7 +136,10 @@ for c in "${want[@]}"; do
 	fi
 	# a short latency run first: does this transport work here at all?
 	# shellcheck disable=SC2086
-	if timeout -k 5 60 "${MPI[@]}" $args "$BIN/osu_latency" -i 10 -x 2 >"$OUT/raw/probe-$c.log" 2>&1 &&
+	probe=osu_latency
+	[[ $c == osc-* ]] && probe=osu_put_latency
+	# shellcheck disable=SC2046
+	if timeout -k 5 60 "${MPI[@]}" $args $(bench_cmd $probe) -i 10 -x 2 >"$OUT/raw/probe-$c.log" 2>&1 &&
 		grep -qE '^[0-9]+[[:space:]]' "$OUT/raw/probe-$c.log"; then
 		cfgs+=("$c")
 	else
@@ -131,7 +162,7 @@ for ((r = 1; r <= R; r++)); do
 		for c in "${cfgs[@]}"; do
 			f=$OUT/raw/$b-$c-$r.txt
 			# shellcheck disable=SC2046
-			if ! timeout -k 5 "$TMO" "${MPI[@]}" $(cfg_args "$c") "$BIN/$b" >"$f" 2>&1; then
+			if ! timeout -k 5 "$TMO" "${MPI[@]}" $(cfg_args "$c") $(bench_cmd "$b") >"$f" 2>&1; then
 				echo "  $b $c run $r failed or timed out: $(tail -1 "$f")"
 				mv "$f" "$f.failed"
 			fi

@@ -12,7 +12,14 @@ import sys
 
 UNIT = {"osu_latency": "latency, us (lower is better)",
         "osu_bw": "bandwidth, MB/s (higher is better)",
-        "osu_mbw_mr": "bandwidth, MB/s (higher is better)"}
+        "osu_mbw_mr": "bandwidth, MB/s (higher is better)",
+        "osu_put_latency": "latency, us (lower is better)",
+        "osu_get_latency": "latency, us (lower is better)",
+        "osu_acc_latency": "latency, us (lower is better)",
+        "osu_fop_latency": "latency, us (lower is better)",
+        "osu_cas_latency": "latency, us (lower is better)",
+        "osu_put_bw": "bandwidth, MB/s (higher is better)",
+        "osu_get_bw": "bandwidth, MB/s (higher is better)"}
 
 
 def parse(path):
