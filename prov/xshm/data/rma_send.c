@@ -122,13 +122,15 @@ static bool done_here(struct xshm_ep *ep, struct xshm_peer *peer,
 		if (ret || op->total <= XSHM_RMA_INLINE_MAX)
 			return ret < 0;
 		/*
-		 * Acked (FI_DELIVERY_COMPLETE, remote CQ data): through the
-		 * ring too where the ring was measured the cheaper way and the
-		 * target's buffers are free.  Open MPI's OFI BTL asks every
-		 * write for FI_DELIVERY_COMPLETE: 2 and 4 KiB took 2.5 us by
-		 * the single copy on a 2-core guest, 0.3 through the ring.
+		 * Acked (FI_DELIVERY_COMPLETE, remote CQ data) and below
+		 * XSHM_RMA_ACKED_RING_MAX: through the ring too where the ring
+		 * was measured the cheaper way and the target's buffers are
+		 * free.  Open MPI's OFI BTL asks every write for
+		 * FI_DELIVERY_COMPLETE: 2 and 4 KiB took 2.5 us by the single
+		 * copy on a 2-core guest, 0.3 through the ring.
 		 */
-		if (timing->cls && xshm_rma_buffers_free(peer, op->total))
+		if (timing->cls && op->total < XSHM_RMA_ACKED_RING_MAX &&
+		    xshm_rma_buffers_free(peer, op->total))
 			return false;
 		/* else as any larger one */
 		xshm_rma_path_forget(ep, timing);
