@@ -269,7 +269,8 @@ class FloorVsLatency(unittest.TestCase):
 
 class Rma(unittest.TestCase):
     ARGV = argparse.Namespace(max_point_ms=200, yield_cpu=False, mean=False, bind=True,
-                              huge=True, rewrite=True, read=True, rma_sizes="8,1M")
+                              huge=True, rewrite=True, read=True, rma_sizes="8,1M",
+                              rma_delivery=False)
 
     def test_targets_against_2_6_only(self):
         got = [(compare.target_for(b, 8, "1.17"), compare.target_for(b, MIB, "2.6"))
@@ -281,6 +282,11 @@ class Rma(unittest.TestCase):
         self.assertEqual(os.path.basename(argv[0]), "rma")
         self.assertEqual(argv[1:], ["-m", "read_bw", "-p", "xshm,shm", "-r", "1", "-t",
                                     "200", "-b", "-H", "-s", "8,1M"])
+
+    def test_delivery_asked_for_with_rma_delivery(self):
+        args = argparse.Namespace(**{**vars(self.ARGV), "rma_delivery": True})
+        self.assertEqual(compare.bench_argv(args, "rma_write_lat", ["xshm"])[-1], "-D")
+        self.assertNotIn("-D", compare.bench_argv(self.ARGV, "rma_write_lat", ["xshm"]))
 
     def test_atomics_at_their_default_size(self):
         argv = compare.bench_argv(self.ARGV, "atomic_rate", ["xshm", "shm"])

@@ -279,6 +279,8 @@ def rma_argv(args, bench, provs):
                                    ("-b", args.bind), ("-H", args.huge)) if on]
     if not mode.startswith(("atomic", "cswap")):
         argv += ["-s", args.rma_sizes]
+    if args.rma_delivery:
+        argv.append("-D")
     return argv
 
 
@@ -821,6 +823,10 @@ def main():
     ap.add_argument("--rma-sizes", default=RMA_SIZES,
                     help="sizes of rma_write_* and rma_read_* (default %s); the atomics "
                     "take one uint64" % RMA_SIZES)
+    ap.add_argument("--rma-delivery", action="store_true",
+                    help="RMA and atomics asked for FI_DELIVERY_COMPLETE (rma -D), as "
+                    "Open MPI's OFI BTL asks them; Debian's shm 1.17 completes no such "
+                    "write, so with --anchors 2.6")
     ap.add_argument("--incast-sizes", help="incast sizes (default 8,256,4K,16K,64K,1M)")
     ap.add_argument("-n", "--senders", type=int, default=4,
                     help="incast senders (default 4)")
