@@ -3,8 +3,9 @@
  * registration, access not granted and a closed registration, each an
  * error completion with the target's memory untouched (its guards and
  * region compared byte for byte); a target killed with operations
- * outstanding, errors within the timeout; FI_XSHM_CMA=0; offsets and the
- * application's keys (mr_mode 0), keys taken and keys given.
+ * outstanding, errors within the timeout; FI_XSHM_CMA=0; writes asked for
+ * delivery; offsets and the application's keys (mr_mode 0), keys taken and
+ * keys given.
  */
 #include "rma_rig.h"
 
@@ -181,6 +182,43 @@ START_TEST(without_cma_reads_past_the_pool_intact)
 }
 END_TEST
 
+/* ---- writes asked for delivery ---- */
+
+/*
+ * FI_DELIVERY_COMPLETE writes of a few KiB, which may take the target's
+ * bounce buffers (data/rma_send.c): a bad key and a range outside fail as
+ * other writes do, whichever way they take, the target's memory untouched,
+ * and a good write lands after them.
+ */
+#define ACKED_LEN	5000
+#define ACKED_FAILS	300
+
+START_TEST(acked_writes_fail_untouched)
+{
+	struct rig *r = rig_start(ALL_ACCESS);
+	uint64_t delivery = FI_TRANSMIT | FI_DELIVERY_COMPLETE;
+	void *buf = initiator_buf(ACKED_LEN);
+	int ctx;
+
+	XT_ASSERT_OK(fi_control(&r->x.ep->fid, FI_SETOPSFLAG, &delivery));
+	for (int i = 0; i < ACKED_FAILS; i++) {
+		XT_POST(&r->x, fi_write(r->x.ep, buf, ACKED_LEN, NULL, r->peer,
+					r->addr, r->key + 1000, &ctx));
+		expect_error(r, &ctx, FI_EINVAL);
+	}
+	XT_POST(&r->x, fi_write(r->x.ep, buf, ACKED_LEN, NULL, r->peer,
+				r->addr + MR_LEN - ACKED_LEN + 1, r->key, &ctx));
+	expect_error(r, &ctx, FI_EACCES);
+	assert_untouched(r);
+	XT_POST(&r->x, fi_write(r->x.ep, buf, ACKED_LEN, NULL, r->peer, r->addr,
+				r->key, &ctx));
+	expect_done(r, &ctx, FI_RMA | FI_WRITE);
+	assert_written(r, 0, ACKED_LEN);
+	free(buf);
+	rig_stop(r);
+}
+END_TEST
+
 /* ---- offsets and the application's keys (mr_mode 0) ---- */
 
 START_TEST(offset_addressing_with_user_keys)
@@ -304,6 +342,7 @@ static Suite *rma_checks_suite(void)
 	tcase_set_timeout(own, 60);
 	tcase_add_loop_test(own, without_cma_write_and_read_intact, 0, RMA_SIZES);
 	tcase_add_test(own, without_cma_reads_past_the_pool_intact);
+	tcase_add_test(own, acked_writes_fail_untouched);
 	tcase_add_test(own, offset_addressing_with_user_keys);
 	tcase_add_test(own, user_key_taken_is_enokey_until_closed);
 	tcase_add_test(own, provider_keys_differ);
