@@ -20,6 +20,8 @@
 # and for one-sided MPI, osc rdma over the OFI BTL beside the xlink MTL, the BTL's
 # provider being
 #   osc-xshm     xshm
+#   osc-xshmbase another revision's xshm, built under the name xshmbase (as
+#                ab.sh builds it) in a folder of FI_PROVIDER_PATH
 #   osc-shm117   Debian's libfabric 1.17 shm
 #   osc-shm26    libfabric 2.6's shm (build/libfabric-2.6, test/thirdparty.sh builds
 #                it; the ranks load that libfabric, xlink and xshm with it)
@@ -107,6 +109,7 @@ cfg_args() { # the mpirun arguments of a configuration
 	ucx) echo "--mca pml ucx -x UCX_TLS=sm,self --mca pml_ucx_tls any --mca pml_ucx_devices any" ;;
 	ofi-tcp) echo "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include tcp;ofi_rxm" ;;
 	osc-xshm) osc_args xshm ;;
+	osc-xshmbase) osc_args xshmbase ;;
 	osc-shm117) osc_args shm ;;
 	osc-shm26) osc_args shm "-x LD_LIBRARY_PATH=$LIBFABRIC_26/lib" ;;
 	*) return 1 ;;
