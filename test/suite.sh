@@ -2,7 +2,8 @@
 # Builds xshm and runs the whole test suite: make check in this tree, the
 # peer conformance suite against libfabric 1.22's shm
 # (test/peer/peer_shm122.sh) and with xlink as the owner
-# (test/peer/peer_xlink.sh), the owner provider xlink's tests
+# (test/peer/peer_xlink.sh), xshm and xlink under each libfabric at hand
+# (test/libfabric_versions.sh), the owner provider xlink's tests
 # (test/xlink/run.sh) and MPI programs through it (test/mpi/run.sh), then
 # the sanitizer and fuzz runs of
 # test/sanitize.sh (XSHM_SANITIZE=0 leaves them out), then libfabric's
@@ -120,6 +121,7 @@ grep -v '^/' "$thirdparty_build"
 rm -f "$thirdparty_build"
 if [ "$built" = 1 ]; then
 	timed peer-shm122 bash test/peer/peer_shm122.sh
+	timed libfabric-versions bash test/libfabric_versions.sh
 	timed peer-xlink bash test/peer/peer_xlink.sh
 	timed xlink bash test/xlink/run.sh
 	FI_PROVIDER_PATH=$PWD/.libs timed mpi bash test/mpi/run.sh

@@ -35,19 +35,21 @@ extern "C" {
 
 /*
  * Flag of fi_av_insert*, fi_av_remove, fi_av_set_user_id, fi_recvmsg and
- * fi_trecvmsg: the fi_addr_t given is an authorization key handle.
+ * fi_trecvmsg: the fi_addr_t given is an authorization key handle.  The
+ * value of libfabric 1.20 and later.
  */
 #ifndef FI_AUTH_KEY
-#define FI_AUTH_KEY		(1ULL << 62)
+#define FI_AUTH_KEY		(1ULL << 57)
 #endif
 
 /*
- * Domain mode of newer headers.  xshm AVs accept authorization keys
- * whether or not it is set; an endpoint's own key comes from its
- * ep_attr->auth_key (else domain_attr->auth_key).
+ * domain_attr->auth_key_size of libfabric 1.20 and later: the endpoints'
+ * keys are the ones inserted into their AV.  xshm declines it
+ * (-FI_ENODATA): an endpoint holds one key, its ep_attr->auth_key, else
+ * its domain_attr->auth_key.
  */
 #ifndef FI_AV_AUTH_KEY
-#define FI_AV_AUTH_KEY		(1ULL << 61)
+#define FI_AV_AUTH_KEY		SIZE_MAX
 #endif
 
 struct fi_xshm_ops_av {

@@ -242,6 +242,7 @@ int xlink_getinfo(uint32_t version, const char *node, const char *service,
 		ret = make_info(hints, net, peer_src, peer_dest, src_flags, tail);
 		if (ret)
 			break;
+		(*tail)->fabric_attr->api_version = version;
 		tail = &(*tail)->next;
 	}
 	fi_freeinfo(nets);

@@ -20,7 +20,7 @@ static void xlink_cleanup(void)
 struct fi_provider xlink_prov = {
 	.name = XLINK_PROV_NAME,
 	.version = XLINK_VERSION,
-	.fi_version = XLINK_API,
+	.fi_version = FI_VERSION(1, 5),	/* until fi_prov_ini */
 	.getinfo = xlink_getinfo,
 	.fabric = xlink_fabric_open,
 	.cleanup = xlink_cleanup,
@@ -61,6 +61,8 @@ __attribute__((visibility("default")))
 struct fi_provider *fi_prov_ini(void)
 {
 	read_params();
+	xlink_prov.fi_version = FI_VERSION_LT(XLINK_NEWEST_API, fi_version()) ?
+				XLINK_NEWEST_API : fi_version();
 	return &xlink_prov;
 }
 

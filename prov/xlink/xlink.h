@@ -32,7 +32,13 @@
 
 #define XLINK_PROV_NAME		"xlink"
 #define XLINK_VERSION		FI_VERSION(0, 1)
+/* The version xlink asks its network and peer providers for. */
 #define XLINK_API		FI_VERSION(1, 17)
+/*
+ * The newest API version xlink answers (as XSHM_NEWEST_API_VERSION), or
+ * the loaded libfabric's if older: its fi_version, set in fi_prov_ini.
+ */
+#define XLINK_NEWEST_API	FI_VERSION(2, 6)
 
 #define xlink_container_of(ptr, type, member) \
 	((type *) ((char *) (ptr) - offsetof(type, member)))

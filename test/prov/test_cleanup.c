@@ -162,8 +162,11 @@ START_TEST(sigterm_removes_region)
 	status = kill_and_reap(child, SIGTERM);
 	XT_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
 		  "child did not die of SIGTERM (status %#x)", status);
-	/* The region by the handler; the AV, shared by nature, by the sweep. */
-	XT_ASSERT(files_of(child) == 1, "files left: %d", files_of(child));
+	/*
+	 * The region by the handler; the AV, shared by nature, by the sweep,
+	 * which another test's process may have run already (make -j check).
+	 */
+	XT_ASSERT(files_of(child) <= 1, "files left: %d", files_of(child));
 	sweep_by_fabric_open();
 	XT_ASSERT(files_of(child) == 0, "files left: %d", files_of(child));
 }
@@ -188,7 +191,8 @@ START_TEST(application_handler_chained)
 
 	XT_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == APP_EXIT,
 		  "the application's handler did not run (status %#x)", status);
-	XT_ASSERT(files_of(child) == 1, "files left: %d", files_of(child));
+	/* as in sigterm_removes_region */
+	XT_ASSERT(files_of(child) <= 1, "files left: %d", files_of(child));
 	sweep_by_fabric_open();
 	XT_ASSERT(files_of(child) == 0, "files left: %d", files_of(child));
 }

@@ -191,7 +191,8 @@ struct xshm_av *xshm_av_of(struct fid *fid, struct xshm_domain *domain)
 	return av->domain == domain ? av : NULL;
 }
 
-static struct fi_ops_av xshm_av_ops = {
+#if FI_XSHM_NATIVE_AV_EXT
+static struct fi_ops_av xshm_av_ops_native = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = xshm_av_insert,
 	.insertsvc = xshm_av_insertsvc,
@@ -199,12 +200,47 @@ static struct fi_ops_av xshm_av_ops = {
 	.remove = xshm_av_remove,
 	.lookup = xshm_av_lookup,
 	.straddr = xshm_av_straddr,
-#if FI_XSHM_NATIVE_AV_EXT
 	.insert_auth_key = xshm_av_insert_auth_key,
 	.lookup_auth_key = xshm_av_lookup_auth_key,
 	.set_user_id = xshm_av_set_user_id,
-#endif
 };
+static struct fi_ops_av *const xshm_av_ops = &xshm_av_ops_native;
+#else
+/*
+ * struct fi_ops_av as libfabric 1.20 and later lay it out: three calls
+ * after av_set.  Built with older headers, xshm still fills them, so that
+ * applications built on a newer libfabric reach them natively (their
+ * fi_av_insert_auth_key checks ops->size), and those built on 1.17
+ * through fi_open_ops (fi_xshm.h).
+ */
+static struct {
+	struct fi_ops_av base;
+	int (*insert_auth_key)(struct fid_av *av, const void *auth_key,
+			       size_t auth_key_size, fi_addr_t *fi_addr,
+			       uint64_t flags);
+	int (*lookup_auth_key)(struct fid_av *av, fi_addr_t fi_addr,
+			       void *auth_key, size_t *auth_key_size);
+	int (*set_user_id)(struct fid_av *av, fi_addr_t fi_addr,
+			   fi_addr_t user_id, uint64_t flags);
+} xshm_av_ops_1_20 = {
+	.base = {
+		.size = sizeof(xshm_av_ops_1_20),
+		.insert = xshm_av_insert,
+		.insertsvc = xshm_av_insertsvc,
+		.insertsym = xshm_av_insertsym,
+		.remove = xshm_av_remove,
+		.lookup = xshm_av_lookup,
+		.straddr = xshm_av_straddr,
+	},
+	.insert_auth_key = xshm_av_insert_auth_key,
+	.lookup_auth_key = xshm_av_lookup_auth_key,
+	.set_user_id = xshm_av_set_user_id,
+};
+static_assert(sizeof(struct fi_ops_av) ==
+	      offsetof(struct fi_ops_av, av_set) + sizeof(void *),
+	      "1.17's fi_ops_av ends with av_set, as 1.20's before its additions");
+static struct fi_ops_av *const xshm_av_ops = &xshm_av_ops_1_20.base;
+#endif
 
 /* xshm has no scalable endpoints: rx_ctx_bits must be 0 (see fi_xshm(7)). */
 static int check_attr(const struct fi_av_attr *attr)
@@ -283,7 +319,7 @@ int xshm_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->av_fid.fid.fclass = FI_CLASS_AV;
 	av->av_fid.fid.context = context;
 	av->av_fid.fid.ops = &xshm_av_fi_ops;
-	av->av_fid.ops = &xshm_av_ops;
+	av->av_fid.ops = xshm_av_ops;
 	*av_out = &av->av_fid;
 	return 0;
 }

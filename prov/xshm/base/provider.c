@@ -14,6 +14,14 @@ static void xshm_cleanup(void)
 struct fi_provider xshm_prov = {
 	.name = XSHM_NAME,
 	.version = XSHM_VERSION,
-	.fi_version = XSHM_API_VERSION,
+	.fi_version = XSHM_MIN_API_VERSION,	/* until fi_prov_ini */
 	.cleanup = xshm_cleanup,
 };
+
+uint32_t xshm_api_version(void)
+{
+	uint32_t loaded = fi_version();
+
+	return FI_VERSION_LT(XSHM_NEWEST_API_VERSION, loaded) ?
+	       XSHM_NEWEST_API_VERSION : loaded;
+}

@@ -9,6 +9,7 @@
 #include <rdma/fabric.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
+#include <xshm/fi_peer.h>
 
 /*
  * Another name builds a second copy that one process can load beside this
@@ -19,8 +20,16 @@
 #define XSHM_NAME		"xshm"
 #endif
 #define XSHM_VERSION		FI_VERSION(0, 1)
-#define XSHM_API_VERSION	FI_VERSION(1, 17)
+/*
+ * The API versions xshm answers, the oldest and the newest it was checked
+ * against (libfabric 2.6 and its fabtests, ../shared/thirdparty).
+ * libfabric skips a provider whose fi_version is older than the version an
+ * application asks for, so xshm declares the newest one that the libfabric
+ * it is loaded into also speaks (xshm_api_version): a fixed 1.17 hid it
+ * from every application built on a newer libfabric.
+ */
 #define XSHM_MIN_API_VERSION	FI_VERSION(1, 5)
+#define XSHM_NEWEST_API_VERSION	FI_VERSION(2, 6)
 
 #define XSHM_IOV_LIMIT		8	/* <= XSHM_RTS_IOV_MAX */
 #define XSHM_INJECT_SIZE	4096
@@ -31,9 +40,15 @@
 #define XSHM_DOMAIN_CAPS	(FI_LOCAL_COMM | FI_SHARED_AV)
 #define XSHM_RMA_CAPS	(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
+/*
+ * Primary capabilities since libfabric 2.0, which owners ask of a peer
+ * (libfabric 2.6's efa and lnx ask shm for both): returned when asked for.
+ */
+#define XSHM_PEER_CAPS	(FI_PEER | FI_AV_USER_ID)
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | \
-			 XSHM_RMA_CAPS | FI_RMA_EVENT | XSHM_DOMAIN_CAPS)
+			 XSHM_RMA_CAPS | FI_RMA_EVENT | XSHM_DOMAIN_CAPS | \
+			 XSHM_PEER_CAPS)
 #define XSHM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | \
 			 FI_READ | FI_WRITE)
 #define XSHM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | \
@@ -42,6 +57,9 @@
 
 extern struct fi_provider xshm_prov;
 extern const struct fi_info xshm_info_template;
+
+/* The newer of XSHM_MIN_API_VERSION and the loaded libfabric's, capped. */
+uint32_t xshm_api_version(void);
 
 #define XSHM_WARN(subsys, ...) FI_WARN(&xshm_prov, subsys, __VA_ARGS__)
 #define XSHM_INFO(subsys, ...) FI_INFO(&xshm_prov, subsys, __VA_ARGS__)

@@ -58,7 +58,7 @@ static struct fi_domain_attr xshm_domain_attr = {
 	.max_ep_srx_ctx = 0,
 	.cntr_cnt = 1024,
 	.mr_iov_limit = XSHM_IOV_LIMIT,
-	.caps = XSHM_DOMAIN_CAPS | FI_PEER,
+	.caps = XSHM_DOMAIN_CAPS | XSHM_PEER_CAPS,
 	.mode = 0,
 	.mr_cnt = 1 << 16,
 };
@@ -66,7 +66,7 @@ static struct fi_domain_attr xshm_domain_attr = {
 static struct fi_fabric_attr xshm_fabric_attr = {
 	.name = XSHM_NAME,
 	.prov_version = XSHM_VERSION,
-	.api_version = XSHM_API_VERSION,
+	/* api_version: the version asked for (getinfo.c) */
 };
 
 const struct fi_info xshm_info_template = {

@@ -9,6 +9,7 @@
 #include "base/addr.h"
 #include "base/params.h"
 #include "base/provider.h"
+#include "xshm/fi_xshm.h"
 
 #define XSHM_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
@@ -48,7 +49,8 @@ static bool domain_ok(const struct fi_domain_attr *attr)
 	       attr->max_ep_tx_ctx <= ours->max_ep_tx_ctx &&
 	       attr->max_ep_rx_ctx <= ours->max_ep_rx_ctx &&
 	       attr->max_ep_stx_ctx <= ours->max_ep_stx_ctx &&
-	       attr->max_ep_srx_ctx <= ours->max_ep_srx_ctx;
+	       attr->max_ep_srx_ctx <= ours->max_ep_srx_ctx &&
+	       attr->auth_key_size != FI_AV_AUTH_KEY;
 }
 
 static bool ep_ok(const struct fi_ep_attr *attr)
@@ -127,7 +129,8 @@ static uint64_t choose_caps(uint64_t requested)
 	if (caps & (FI_RMA | FI_ATOMIC))
 		caps |= requested & XSHM_RMA_ROLES ?
 			requested & XSHM_RMA_ROLES : XSHM_RMA_ROLES;
-	return caps | (requested & (XSHM_SECONDARY_CAPS | FI_SHARED_AV)) |
+	return caps | (requested & (XSHM_SECONDARY_CAPS | FI_SHARED_AV |
+				    XSHM_PEER_CAPS)) |
 	       FI_LOCAL_COMM;
 }
 
@@ -284,6 +287,37 @@ static void apply_hints(struct fi_info *info, uint32_t version,
 		info->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
 }
 
+/*
+ * The template, in structures the loaded libfabric allocates.  Its
+ * fi_dupinfo copies each structure at the size of its own headers, and a
+ * newer libfabric's fi_domain_attr is larger than the template's (1.17:
+ * 192 bytes, 1.22: 200, 2.6: 224): it would read past the template's end.
+ * The fields xshm's headers do not know stay zero.
+ */
+static struct fi_info *info_from_template(void)
+{
+	const struct fi_info *ours = &xshm_info_template;
+	struct fi_info *info = fi_allocinfo();
+
+	if (!info)
+		return NULL;
+	info->caps = ours->caps;
+	info->mode = ours->mode;
+	info->addr_format = ours->addr_format;
+	*info->tx_attr = *ours->tx_attr;
+	*info->rx_attr = *ours->rx_attr;
+	*info->ep_attr = *ours->ep_attr;
+	*info->domain_attr = *ours->domain_attr;
+	*info->fabric_attr = *ours->fabric_attr;
+	info->domain_attr->name = strdup(ours->domain_attr->name);
+	info->fabric_attr->name = strdup(ours->fabric_attr->name);
+	if (!info->domain_attr->name || !info->fabric_attr->name) {
+		fi_freeinfo(info);
+		return NULL;
+	}
+	return info;
+}
+
 int xshm_getinfo(uint32_t version, const char *node, const char *service,
 		 uint64_t flags, const struct fi_info *hints,
 		 struct fi_info **info_out)
@@ -299,9 +333,10 @@ int xshm_getinfo(uint32_t version, const char *node, const char *service,
 	if ((flags & FI_SOURCE) && !node && !service)
 		return -FI_EINVAL;
 
-	info = fi_dupinfo(&xshm_info_template);
+	info = info_from_template();
 	if (!info)
 		return -FI_ENOMEM;
+	info->fabric_attr->api_version = version;
 	apply_hints(info, version, hints);
 	ret = set_addresses(info, node, service, flags, hints);
 	if (ret) {

@@ -5,6 +5,7 @@
 
 FI_EXT_INI
 {
+	xshm_prov.fi_version = xshm_api_version();
 	xshm_prov.getinfo = xshm_getinfo;
 	xshm_prov.fabric = xshm_fabric_open;
 	xshm_read_params();
