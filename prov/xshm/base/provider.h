@@ -42,7 +42,9 @@
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
 /*
  * Primary capabilities since libfabric 2.0, which owners ask of a peer
- * (libfabric 2.6's efa and lnx ask shm for both): returned when asked for.
+ * (libfabric 2.6's efa asks shm for both among the domain's capabilities,
+ * lnx among the primary ones): the domain's capabilities always list them,
+ * fi_info's caps when asked for (getinfo.c, choose_caps).
  */
 #define XSHM_PEER_CAPS	(FI_PEER | FI_AV_USER_ID)
 #define XSHM_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
