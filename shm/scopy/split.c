@@ -111,20 +111,25 @@ bool xshm_split_sender_done(struct xshm_split *split, uint32_t gen,
 	return (pushed & (XSHM_SPLIT_FAILED - 1)) >= back_of(claims);
 }
 
-#define SPIN_BEFORE_YIELD	4096
+#define CLOCK_EVERY		64	/* polls between readings of the clock */
 #define YIELDS_PER_CHECK	1024	/* between checks that the other runs */
 
 int xshm_split_wait_other(struct xshm_split *split, uint32_t gen,
-			  struct xshm_owner other)
+			  struct xshm_owner other, uint64_t chunk_ns)
 {
-	bool failed;
+	uint64_t start = xshm_now_ns(), spin_ns = xshm_split_spin_ns(chunk_ns);
+	unsigned long yields = 0;
+	bool spun = false, failed;
 
-	for (unsigned long polls = 0;
+	for (unsigned long polls = 1;
 	     !xshm_split_sender_done(split, gen, &failed); polls++) {
-		if (polls < SPIN_BEFORE_YIELD)
+		if (!spun) {
+			if (polls % CLOCK_EVERY == 0)
+				spun = xshm_now_ns() - start >= spin_ns;
 			continue;
+		}
 		sched_yield();
-		if (polls % YIELDS_PER_CHECK == 0 && !xshm_owner_alive(other))
+		if (++yields % YIELDS_PER_CHECK == 0 && !xshm_owner_alive(other))
 			return -ESRCH;
 	}
 	return failed ? -EIO : 0;

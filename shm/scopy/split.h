@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shm/clock.h"
 #include "shm/layout.h"
 
 /*
@@ -118,11 +119,38 @@ bool xshm_split_sender_done(struct xshm_split *split, uint32_t gen,
 struct xshm_owner;
 /*
  * Receiver: waits until the chunks the other side claimed of generation
- * gen are in (short: it claims a chunk only as it starts copying it),
- * spinning, then yielding: 0, -EIO if a push failed, -ESRCH once the other
- * side's process, other, is gone.
+ * gen are in (short: it claims a chunk only as it starts copying it): 0,
+ * -EIO if a push failed, -ESRCH once the other side's process, other, is
+ * gone.  chunk_ns is the longest this side took for a chunk of the same
+ * copy: the other side copies one in about as long, so the wait spins for
+ * a few of those, then yields, since a copy that takes longer is one whose
+ * thread is not running.  A budget of polls instead gave up the CPU while
+ * the other's copy still ran, on 2 cores with 32 threads spinning
+ * (fabtests' fi_rdm_bw_mt -n 16); the wait then lasted until the
+ * scheduler came back, 10 to 100 ms, and the test took 2.5 times as long.
  */
+#define XSHM_SPLIT_SPIN_CHUNKS	4
+#define XSHM_SPLIT_SPIN_MIN_NS	20000
 int xshm_split_wait_other(struct xshm_split *split, uint32_t gen,
-			  struct xshm_owner other);
+			  struct xshm_owner other, uint64_t chunk_ns);
+
+/* A chunk begun at start_ns is in: *longest_ns keeps the longest so far. */
+static inline void xshm_split_time_chunk(uint64_t *longest_ns,
+					 uint64_t start_ns)
+{
+	uint64_t took = xshm_now_ns() - start_ns;
+
+	if (took > *longest_ns)
+		*longest_ns = took;
+}
+
+/* How long xshm_split_wait_other spins, for this side's chunk_ns. */
+static inline uint64_t xshm_split_spin_ns(uint64_t chunk_ns)
+{
+	uint64_t spin_ns = XSHM_SPLIT_SPIN_CHUNKS * chunk_ns;
+
+	return spin_ns > XSHM_SPLIT_SPIN_MIN_NS ? spin_ns :
+						  XSHM_SPLIT_SPIN_MIN_NS;
+}
 
 #endif

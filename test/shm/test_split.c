@@ -4,9 +4,12 @@
  * takes the rest only while the sender has claimed nothing, claims name
  * their generation, the sender's pushes are counted and their failures
  * kept, and two processes claiming at once from both ends never take the
- * same chunk.
+ * same chunk; the receiver's wait for the sender's chunks ends when they
+ * are in, reports a failed push and gives up on a dead sender.
  */
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -20,6 +23,8 @@
 #include <unistd.h>
 
 #include "ep_ids.h"
+#include "shm/liveness.h"
+#include "shm/proc.h"
 #include "shm/scopy/split.h"
 
 #define TEST_TIMEOUT	30
@@ -397,6 +402,89 @@ END_TEST
 /* ---- two processes claiming at once ---- */
 
 #define RACE_GENS	2000
+/* ---- waiting for the sender's chunks ---- */
+
+START_TEST(the_spin_covers_a_few_of_this_sides_chunks_and_a_floor)
+{
+	uint64_t below_floor = XSHM_SPLIT_SPIN_MIN_NS / XSHM_SPLIT_SPIN_CHUNKS / 2;
+
+	ck_assert_uint_eq(xshm_split_spin_ns(0), XSHM_SPLIT_SPIN_MIN_NS);
+	ck_assert_uint_eq(xshm_split_spin_ns(below_floor), XSHM_SPLIT_SPIN_MIN_NS);
+	ck_assert_uint_eq(xshm_split_spin_ns(1000000),
+			  XSHM_SPLIT_SPIN_CHUNKS * 1000000ull);
+}
+END_TEST
+
+/* A sender thread that pushes the chunk it claimed after a delay. */
+struct late_push {
+	struct xshm_split split;
+	useconds_t delay_us;
+	bool fails;
+	_Atomic bool pushed;
+};
+
+static void *push_late(void *arg)
+{
+	struct late_push *late = arg;
+
+	usleep(late->delay_us);
+	atomic_store(&late->pushed, true);
+	xshm_split_pushed(&late->split, late->fails);
+	return NULL;
+}
+
+static struct xshm_owner self_owner(void)
+{
+	struct xshm_owner self = { .pid = getpid() };
+
+	ck_assert_int_eq(xshm_proc_start_time(self.pid, &self.start_time), 0);
+	return self;
+}
+
+/* Waits, as a receiver whose chunks took chunk_ns, for a late push. */
+static int wait_for_late_push(uint64_t chunk_ns, bool fails)
+{
+	struct late_push late = { .delay_us = 2000, .fails = fails };
+	pthread_t sender;
+	int ret;
+
+	xshm_split_start(&late.split, GEN);
+	ck_assert_int_eq(xshm_split_claim(&late.split, GEN, 4, false), 3);
+	ck_assert_int_eq(pthread_create(&sender, NULL, push_late, &late), 0);
+	ret = xshm_split_wait_other(&late.split, GEN, self_owner(), chunk_ns);
+	ck_assert_msg(atomic_load(&late.pushed),
+		      "the wait ended before the sender pushed");
+	ck_assert_int_eq(pthread_join(sender, NULL), 0);
+	return ret;
+}
+
+/* chunk_ns 0: the wait yields at once; 1 s: it spins past the push. */
+static const uint64_t wait_chunk_ns[] = { 0, 1000000000 };
+
+START_TEST(the_wait_ends_once_the_claimed_chunk_is_pushed)
+{
+	ck_assert_int_eq(wait_for_late_push(wait_chunk_ns[_i], false), 0);
+}
+END_TEST
+
+START_TEST(the_wait_reports_a_failed_push)
+{
+	ck_assert_int_eq(wait_for_late_push(wait_chunk_ns[_i], true), -EIO);
+}
+END_TEST
+
+START_TEST(the_wait_gives_up_on_a_sender_that_is_gone)
+{
+	struct xshm_split split;
+	struct xshm_owner gone = self_owner();
+
+	gone.start_time++;	/* another process that had this pid */
+	xshm_split_start(&split, GEN);
+	ck_assert_int_eq(xshm_split_claim(&split, GEN, 4, false), 3);
+	ck_assert_int_eq(xshm_split_wait_other(&split, GEN, gone, 0), -ESRCH);
+}
+END_TEST
+
 #define RACE_CHUNKS	64
 #define SPINS_BEFORE_YIELD 4096	/* both sides spin: they claim at once */
 #define SPINS_PER_CHECK	1024	/* between checks that the child lives */
@@ -573,6 +661,7 @@ static Suite *split_suite(void)
 {
 	Suite *suite = suite_create("split");
 	TCase *claims = tcase_create("claims");
+	TCase *wait = tcase_create("wait");
 	TCase *race = tcase_create("race");
 
 	tcase_set_timeout(claims, TEST_TIMEOUT);
@@ -596,6 +685,15 @@ static Suite *split_suite(void)
 	tcase_add_test(claims, chunks_are_even_and_equal);
 	tcase_add_test(claims, chunks_round_up);
 	suite_add_tcase(suite, claims);
+
+	tcase_set_timeout(wait, TEST_TIMEOUT);
+	tcase_add_test(wait, the_spin_covers_a_few_of_this_sides_chunks_and_a_floor);
+	tcase_add_loop_test(wait, the_wait_ends_once_the_claimed_chunk_is_pushed,
+			    0, N(wait_chunk_ns));
+	tcase_add_loop_test(wait, the_wait_reports_a_failed_push, 0,
+			    N(wait_chunk_ns));
+	tcase_add_test(wait, the_wait_gives_up_on_a_sender_that_is_gone);
+	suite_add_tcase(suite, wait);
 
 	tcase_set_timeout(race, TEST_TIMEOUT);
 	tcase_add_test(race, front_and_back_in_two_processes_claim_every_chunk_once);

@@ -90,11 +90,11 @@ static int copy_piece(struct xshm_ep *ep, const struct xshm_peer *peer,
 /*
  * The initiator's part: chunks from the front until none is left; after
  * the first, all that is left in one call if the target has not joined
- * (its late claims then fail).
+ * (its late claims then fail).  *chunk_ns: the longest a chunk took.
  */
 static int copy_front(struct xshm_ep *ep, const struct xshm_peer *peer,
 		      const struct xshm_rma_desc *op, const struct iovec *remote,
-		      uint32_t gen)
+		      uint32_t gen, uint64_t *chunk_ns)
 {
 	struct xshm_split *split = &ep->region.hdr->split;
 	size_t nchunks = xshm_split_rma_chunks(op->total), offset, n;
@@ -102,9 +102,12 @@ static int copy_front(struct xshm_ep *ep, const struct xshm_peer *peer,
 	int ret = 0;
 
 	while ((chunk = xshm_split_claim(split, gen, nchunks, true)) >= 0) {
+		uint64_t start = xshm_now_ns();
+
 		n = chunk_at(chunk, op->total, &offset);
 		if (!ret)
 			ret = copy_piece(ep, peer, op, remote, offset, n);
+		xshm_split_time_chunk(chunk_ns, start);
 		rest = xshm_split_claim_rest(split, gen, nchunks);
 		if (rest >= 0) {
 			chunk_at(rest, op->total, &offset);
@@ -121,13 +124,14 @@ int xshm_rma_split_copy(struct xshm_ep *ep, struct xshm_peer *peer,
 {
 	struct xshm_split *split = &ep->region.hdr->split;
 	uint32_t gen = ++ep->split_gen;
+	uint64_t chunk_ns = 0;
 	int ret, waited;
 
 	xshm_split_start(split, gen);
 	if (!offer(ep, peer, op, gen))
 		return copy_piece(ep, peer, op, remote, 0, op->total);
-	ret = copy_front(ep, peer, op, remote, gen);
-	waited = xshm_split_wait_other(split, gen, peer->owner);
+	ret = copy_front(ep, peer, op, remote, gen, &chunk_ns);
+	waited = xshm_split_wait_other(split, gen, peer->owner, chunk_ns);
 	return ret ? ret : waited;
 }
 

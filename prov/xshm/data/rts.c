@@ -137,11 +137,11 @@ static bool behind_senders(const struct xshm_ep *ep)
 /*
  * The receiver's part: chunks from the front, until none is left; after
  * each, all that is left in one pull if the sender has not joined and the
- * receiver is not behind.
+ * receiver is not behind.  *chunk_ns: the longest a chunk took.
  */
 static int pull_front(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
 		      const struct iovec *remote, size_t nremote, size_t len,
-		      uint32_t gen)
+		      uint32_t gen, uint64_t *chunk_ns)
 {
 	struct xshm_split *split = &ep->region.hdr->split;
 	size_t nchunks = xshm_split_chunks(len), offset, n;
@@ -149,9 +149,12 @@ static int pull_front(struct xshm_ep *ep, const struct xshm_rx_msg *msg,
 	int ret = 0;
 
 	while ((chunk = xshm_split_claim(split, gen, nchunks, true)) >= 0) {
+		uint64_t start = xshm_now_ns();
+
 		n = chunk_at(chunk, len, &offset);
 		if (!ret)
 			ret = pull_from(ep, msg, remote, nremote, offset, n);
+		xshm_split_time_chunk(chunk_ns, start);
 		if (behind_senders(ep))
 			continue;
 		rest = xshm_split_claim_rest(split, gen, nchunks);
@@ -176,6 +179,7 @@ int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 	struct iovec remote[XSHM_RTS_IOV_MAX];
 	size_t nremote = xshm_rts_iov(&msg->rts, remote);
 	struct xshm_region *sender;
+	uint64_t chunk_ns = 0;
 	uint32_t gen;
 	int ret;
 
@@ -192,9 +196,9 @@ int xshm_rts_copy(struct xshm_rx_msg *msg, size_t len)
 	    xshm_split_chunks(len) > XSHM_SPLIT_CHUNKS_MAX ||
 	    !push_offer(ep, sender, msg, len, gen))
 		return pull_from(ep, msg, remote, nremote, 0, len);
-	ret = pull_front(ep, msg, remote, nremote, len, gen);
+	ret = pull_front(ep, msg, remote, nremote, len, gen, &chunk_ns);
 	if (xshm_split_wait_other(&ep->region.hdr->split, gen,
-				  xshm_region_owner(sender)) && !ret)
+				  xshm_region_owner(sender), chunk_ns) && !ret)
 		ret = -EIO;
 	return ret;
 }
