@@ -112,25 +112,37 @@ bool xshm_split_sender_done(struct xshm_split *split, uint32_t gen,
 }
 
 #define CLOCK_EVERY		64	/* polls between readings of the clock */
-#define YIELDS_PER_CHECK	1024	/* between checks that the other runs */
+/*
+ * Once spun, between checks that the other side's process runs.  By the
+ * clock: a yield may last a scheduler round where threads outnumber the
+ * cores.
+ */
+#define CHECK_EVERY_NS		1000000
 
 int xshm_split_wait_other(struct xshm_split *split, uint32_t gen,
 			  struct xshm_owner other, uint64_t chunk_ns)
 {
 	uint64_t start = xshm_now_ns(), spin_ns = xshm_split_spin_ns(chunk_ns);
-	unsigned long yields = 0;
-	bool spun = false, failed;
+	uint64_t checked = 0;
+	bool failed;
 
 	for (unsigned long polls = 1;
 	     !xshm_split_sender_done(split, gen, &failed); polls++) {
-		if (!spun) {
-			if (polls % CLOCK_EVERY == 0)
-				spun = xshm_now_ns() - start >= spin_ns;
+		uint64_t now;
+
+		if (!checked) {
+			if (polls % CLOCK_EVERY == 0 &&
+			    xshm_now_ns() - start >= spin_ns)
+				checked = xshm_now_ns();
 			continue;
 		}
 		sched_yield();
-		if (++yields % YIELDS_PER_CHECK == 0 && !xshm_owner_alive(other))
+		now = xshm_now_ns();
+		if (now - checked < CHECK_EVERY_NS)
+			continue;
+		if (!xshm_owner_alive(other))
 			return -ESRCH;
+		checked = now;
 	}
 	return failed ? -EIO : 0;
 }
