@@ -132,8 +132,8 @@ int xshm_split_wait_other(struct xshm_split *split, uint32_t gen,
 
 		if (!checked) {
 			if (polls % CLOCK_EVERY == 0 &&
-			    xshm_now_ns() - start >= spin_ns)
-				checked = xshm_now_ns();
+			    (now = xshm_now_ns()) - start >= spin_ns)
+				checked = now;
 			continue;
 		}
 		sched_yield();

@@ -399,9 +399,6 @@ START_TEST(chunks_are_even_and_equal)
 }
 END_TEST
 
-/* ---- two processes claiming at once ---- */
-
-#define RACE_GENS	2000
 /* ---- waiting for the sender's chunks ---- */
 
 START_TEST(the_spin_covers_a_few_of_this_sides_chunks_and_a_floor)
@@ -485,6 +482,9 @@ START_TEST(the_wait_gives_up_on_a_sender_that_is_gone)
 }
 END_TEST
 
+/* ---- two processes claiming at once ---- */
+
+#define RACE_GENS	2000
 #define RACE_CHUNKS	64
 #define SPINS_BEFORE_YIELD 4096	/* both sides spin: they claim at once */
 #define SPINS_PER_CHECK	1024	/* between checks that the child lives */
