@@ -797,6 +797,19 @@ double bench_stream(struct bench *b, struct bench_ctx *c, size_t size, int iters
 	return (double)size * BENCH_WINDOW / bench_per_iter(b, bench_now_us() - t0, i, 1);
 }
 
+/*
+ * At least one warm-up iteration before each point, whatever the percent:
+ * a point's first iteration pays for what its size touches first (pages
+ * of the larger buffers, a provider learning the size), and at large sizes
+ * a point may have only a few.
+ */
+static int warm_iters(int iters, int pct)
+{
+	int warm = iters * pct / 100;
+
+	return warm == 0 && pct > 0 ? 1 : warm;
+}
+
 void bench_sweep(struct bench *b, const struct bench_opts *o, bench_fn fn,
 		 size_t scale_from, int min_iters, bool per_size_too)
 {
@@ -817,7 +830,7 @@ void bench_sweep(struct bench *b, const struct bench_opts *o, bench_fn fn,
 		for (size_t i = 0; i < o->nsizes; i++, point++) {
 			size_t size = o->sizes[i];
 			int iters = bench_scaled(o->iters, size, scale_from, min_iters);
-			int warm = iters * o->warmup_pct / 100;
+			int warm = warm_iters(iters, o->warmup_pct);
 
 			for (int k = 0; k < b->nprov; k++) {
 				/* alternate which provider goes first */

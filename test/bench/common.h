@@ -118,7 +118,8 @@ struct bench_opts {
 	"  -s sizes           e.g. 8,200,4K or 1:4M (powers of two), or both\n" \
 	"  -i iterations      per point at small sizes, fewer for large sizes\n" \
 	"  -r repetitions     sweeps over all sizes (default 1)\n" \
-	"  -w percent         warm-up iterations before each point (default 10)\n" \
+	"  -w percent         warm-up iterations before each point (default 10,\n" \
+	"                     at least one; 0: none)\n" \
 	"  -t ms              a point ends early after this long (default 200, 0: never)\n" \
 	"  -a                 average over the whole point (default: from the median\n" \
 	"                     time of blocks of 8 round trips, or of windows)\n" \
