@@ -131,12 +131,12 @@ bool xshm_proc_pid_alive(pid_t pid)
 	return pid_runs(pid, &stat, &readable);
 }
 
-static _Atomic pid_t self_pid;
+_Atomic pid_t xshm_proc_self_pid;
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
 static void forget_self(void)
 {
-	atomic_store_explicit(&self_pid, 0, memory_order_relaxed);
+	atomic_store_explicit(&xshm_proc_self_pid, 0, memory_order_relaxed);
 }
 
 static void watch_forks(void)
@@ -144,15 +144,13 @@ static void watch_forks(void)
 	pthread_atfork(NULL, NULL, forget_self);
 }
 
-pid_t xshm_proc_self(void)
+pid_t xshm_proc_self_slow(void)
 {
-	pid_t pid = atomic_load_explicit(&self_pid, memory_order_relaxed);
+	pid_t pid;
 
-	if (pid)
-		return pid;
 	pthread_once(&self_once, watch_forks);
 	pid = getpid();
-	atomic_store_explicit(&self_pid, pid, memory_order_relaxed);
+	atomic_store_explicit(&xshm_proc_self_pid, pid, memory_order_relaxed);
 	return pid;
 }
 

@@ -2,6 +2,7 @@
 #ifndef XSHM_SHM_PROC_H
 #define XSHM_SHM_PROC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -18,8 +19,22 @@ bool xshm_proc_alive(pid_t pid, uint64_t start_time);
  */
 bool xshm_proc_pid_alive(pid_t pid);
 
-/* getpid() without a system call on hot paths; correct after fork. */
-pid_t xshm_proc_self(void);
+/* This process's pid once asked for, 0 before and after a fork. */
+extern _Atomic pid_t xshm_proc_self_pid;
+
+pid_t xshm_proc_self_slow(void);
+
+/*
+ * getpid() without a system call on hot paths; correct after fork.  Inline:
+ * every push into a ring stores it in its cell's claim.
+ */
+static inline pid_t xshm_proc_self(void)
+{
+	pid_t pid = atomic_load_explicit(&xshm_proc_self_pid,
+					 memory_order_relaxed);
+
+	return pid ? pid : xshm_proc_self_slow();
+}
 
 /*
  * Identity of this node: a 64-bit hash of the kernel boot id and the host

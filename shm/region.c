@@ -324,11 +324,6 @@ clear:
 	return ret;
 }
 
-bool xshm_region_is_open(const struct xshm_region *region)
-{
-	return atomic_load_explicit(&region->hdr->ready, memory_order_relaxed);
-}
-
 /* A same-user process may have truncated the file: writing would SIGBUS. */
 static bool still_full_size(const struct xshm_region *region)
 {

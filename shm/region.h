@@ -62,8 +62,14 @@ int xshm_region_create(struct xshm_region *region, uint64_t node_id,
  */
 int xshm_region_open(struct xshm_region *region, uint64_t ep_id);
 
-/* False once the owner closed it (peers may still have it mapped). */
-bool xshm_region_is_open(const struct xshm_region *region);
+/*
+ * False once the owner closed it (peers may still have it mapped).  Inline:
+ * every send and every message received asks.
+ */
+static inline bool xshm_region_is_open(const struct xshm_region *region)
+{
+	return atomic_load_explicit(&region->hdr->ready, memory_order_relaxed);
+}
 
 /* Unmap; the owner also unlinks the name and marks the region closed. */
 void xshm_region_close(struct xshm_region *region);

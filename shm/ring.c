@@ -122,7 +122,8 @@ int xshm_ring_attach(struct xshm_ring_ref *ref, struct xshm_ring *ring,
  * cell and position.  NULL when the cell is not ready (ring full for
  * producers, empty for consumers) or the ring is corrupt.
  */
-static void *advance(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
+static inline __attribute__((always_inline))
+void *advance(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
 		     uint64_t ready_offset, uint64_t *claimed)
 {
 	uint64_t pos = atomic_load_explicit(counter, memory_order_relaxed);
@@ -163,7 +164,9 @@ static void *advance(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
  * while we were stalled before claiming it (it then belongs to a later lap):
  * take another one.
  */
-static void *take(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
+/* Inline in each caller, whose constant arguments then fold away. */
+static inline __attribute__((always_inline))
+void *take(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
 		  uint64_t ready_offset, enum claim_kind kind, uint64_t *pos)
 {
 	for (;;) {
