@@ -9,9 +9,9 @@
  * so their CAS can be relaxed.
  *
  * A push is published by a plain release store of its cell's seq: a locked
- * instruction there would wait for the lines of the cell just filled, which
- * cost posted atomics a tenth of their rate.  That is safe because the owner
- * never takes a cell from a producer that may still publish it: robbing
+ * instruction there waits for the lines of the cell just filled
+ * (doc/benchmarks.md measures it).  That is safe because the owner never
+ * takes a cell from a producer that may still publish it: robbing
  * (xshm_ring_reap_stalled) and claiming (xshm_ring_reserve) meet in a
  * handshake.  The producer CASes its claim into the cell, then loads seq;
  * the owner CASes seq to a tentative mark, then loads the claim; all four
@@ -305,7 +305,6 @@ void xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell,
 	publish(cell, pos);
 }
 
-
 void xshm_ring_warm(const struct xshm_ring_ref *ref, size_t len)
 {
 	/* any producer may have written tail: xshm_ring_cell masks it */
@@ -339,39 +338,49 @@ static int run_free(const struct xshm_ring_ref *ref, uint64_t pos, uint32_t n)
 	return 1;
 }
 
+/* A cell of a run whose first was robbed: published empty if still ours. */
+static void give_up(const struct xshm_ring_ref *ref, uint64_t pos)
+{
+	unsigned char *cell = xshm_ring_cell(ref, pos);
+	uint64_t mine = my_claim(pos, CLAIM_PUSH);
+
+	if (!claim_push(ref, cell, pos, mine))
+		return;
+	if (!push_owns(cell, pos)) {
+		withdraw_claim(ref, cell, mine);
+		return;
+	}
+	memset(cell + sizeof(struct xshm_cell_seq), 0,
+	       ref->cell_size - CELL_OVERHEAD);
+	publish(cell, pos);
+}
+
 /*
- * Claims the n cells from at, then checks that the owner robbed none of
- * them while we stalled before claiming: if it did, the cells we still own
- * are published empty (a zero op, which receivers drop), the others' claims
- * withdrawn, and false returned.
+ * Claims the n cells from at.  Only the first goes through the handshake:
+ * while its push owns it, the owner cannot pass it, so no one robs the
+ * cells after it, and their claims (there for the owner, should this
+ * process die holding them) are plain stores: a CAS would wait for each
+ * claim's line, which the receiver read with the payload a lap ago.  When
+ * the first was robbed while we stalled before claiming it, each other
+ * cell still ours is published empty (a zero op, which receivers drop) and
+ * false returned.
  */
 static bool claim_run(const struct xshm_ring_ref *ref, uint64_t at, uint32_t n)
 {
-	bool whole = true;
+	unsigned char *first = xshm_ring_cell(ref, at);
+	uint64_t mine = my_claim(at, CLAIM_PUSH);
 
-	for (uint32_t i = 0; i < n; i++)
-		if (!claim_push(ref, xshm_ring_cell(ref, at + i), at + i,
-				my_claim(at + i, CLAIM_PUSH)))
-			whole = false;
-	for (uint32_t i = 0; i < n && whole; i++)
-		whole = push_owns(xshm_ring_cell(ref, at + i), at + i);
-	if (whole)
-		return true;
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned char *cell = xshm_ring_cell(ref, at + i);
-		uint64_t mine = my_claim(at + i, CLAIM_PUSH);
-
-		if (atomic_load_explicit(claim_of(ref->cell_size, cell),
-					 memory_order_relaxed) != mine)
-			continue;
-		if (!push_owns(cell, at + i)) {
-			withdraw_claim(ref, cell, mine);
-			continue;
+	if (claim_push(ref, first, at, mine)) {
+		if (push_owns(first, at)) {
+			for (uint32_t i = 1; i < n; i++)
+				store_claim(ref, xshm_ring_cell(ref, at + i),
+					    at + i, CLAIM_PUSH);
+			return true;
 		}
-		memset(cell + sizeof(struct xshm_cell_seq), 0,
-		       ref->cell_size - CELL_OVERHEAD);
-		publish(cell, at + i);
+		withdraw_claim(ref, first, mine);
 	}
+	for (uint32_t i = 1; i < n; i++)
+		give_up(ref, at + i);
 	return false;
 }
 
@@ -392,6 +401,8 @@ int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
 				    tail, &at, at + n, memory_order_relaxed,
 				    memory_order_relaxed))
 				continue;
+			TEST_STEP(XSHM_RING_PUSH_WON, xshm_ring_cell(ref, at),
+				  at);
 			if (claim_run(ref, at, n)) {
 				*pos = at;
 				return 0;

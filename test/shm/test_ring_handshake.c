@@ -14,7 +14,7 @@
 
 #include "shm/ring.h"
 
-#define CELLS		4
+#define CELLS		8
 #define T0		1000000000ULL
 
 struct item_cell {
@@ -274,6 +274,34 @@ START_TEST(a_commit_during_the_mark_wins)
 }
 END_TEST
 
+/*
+ * A run robbed at its first cell before it claims it: its other cells are
+ * published empty, and it is reserved again further on.
+ */
+START_TEST(a_run_robbed_before_it_claims_is_reserved_again)
+{
+	struct item_cell *first, *second;
+	uint64_t pos;
+
+	act_at = XSHM_RING_PUSH_WON;
+	act = rob_now;
+	ck_assert_int_eq(xshm_ring_reserve_n(&ref, 2, &pos), 0);
+	ck_assert_uint_eq(pos, 2);
+	ck_assert_uint_eq(claim_of(xshm_ring_cell(&ref, 0)), 0);
+	ck_assert_uint_eq(pop(), 0);	/* the second cell, published empty */
+	first = xshm_ring_cell(&ref, pos);
+	second = xshm_ring_cell(&ref, pos + 1);
+	ck_assert_uint_eq(claim_of(second) & 0x7fffffff, pos + 1);
+	second->value = 12;
+	xshm_ring_commit(&ref, second, pos + 1);
+	first->value = 11;
+	xshm_ring_commit(&ref, first, pos);
+	ck_assert_uint_eq(pop(), 11);
+	ck_assert_uint_eq(pop(), 12);
+	ck_assert_ptr_null(xshm_ring_peek(&ref));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ring_handshake");
@@ -287,6 +315,7 @@ int main(void)
 	tcase_add_test(tc, a_push_that_sees_the_mark_withdraws);
 	tcase_add_test(tc, a_robbery_gives_the_cell_back_to_a_live_claimant);
 	tcase_add_test(tc, a_commit_during_the_mark_wins);
+	tcase_add_test(tc, a_run_robbed_before_it_claims_is_reserved_again);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
