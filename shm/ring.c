@@ -7,6 +7,20 @@
  * load of seq pairs with the release store that published it, which orders
  * the payload.  tail and head themselves only arbitrate between competitors,
  * so their CAS can be relaxed.
+ *
+ * A push is published by a plain release store of its cell's seq: a locked
+ * instruction there waits for the lines of the cell just filled
+ * (doc/benchmarks.md measures it).  That is safe because the owner never
+ * takes a cell from a producer that may still publish it: robbing
+ * (xshm_ring_reap_stalled) and claiming (xshm_ring_reserve) meet in a
+ * handshake.  The producer CASes its claim into the cell, then loads seq;
+ * the owner CASes seq to a tentative mark, then loads the claim; all four
+ * sequentially consistent, so at least one of them sees the other's write.
+ * A producer that still sees its position owns the cell: the owner will see
+ * its claim, alive, and give the cell back.  One that sees the mark (or a
+ * later lap) withdraws its claim and takes another position; the owner
+ * finishes the robbery unless it saw a live claim, and a cell given back
+ * without a claimant is robbed on a later pass.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -34,6 +48,21 @@ static_assert(offsetof(struct xshm_index_cell, seq) == 0,
 #define CLAIM_POP		(1ULL << 31)
 #define CLAIM_POS_MASK		(CLAIM_POP - 1)
 
+/* The seq of a cell the owner has begun to rob (positions stay below it). */
+#define SEQ_TENTATIVE		(1ULL << 63)
+
+#ifdef XSHM_RING_TEST_HOOKS
+void (*xshm_ring_test_step)(enum xshm_ring_step step, void *cell,
+			    uint64_t pos);
+#define TEST_STEP(step, cell, pos)					\
+	do {								\
+		if (xshm_ring_test_step)				\
+			xshm_ring_test_step(step, cell, pos);		\
+	} while (0)
+#else
+#define TEST_STEP(step, cell, pos)	((void) 0)
+#endif
+
 enum claim_kind { CLAIM_PUSH, CLAIM_TAKE_POP };
 
 static _Atomic uint64_t *seq_of(void *cell)
@@ -52,14 +81,63 @@ static uint64_t claim_tag(uint64_t pos, enum claim_kind kind)
 	return (pos & CLAIM_POS_MASK) | (kind == CLAIM_TAKE_POP ? CLAIM_POP : 0);
 }
 
+static uint64_t my_claim(uint64_t pos, enum claim_kind kind)
+{
+	return (uint64_t) (uint32_t) xshm_proc_self() << 32 |
+	       claim_tag(pos, kind);
+}
+
 static void store_claim(const struct xshm_ring_ref *ref, void *cell,
 			uint64_t pos, enum claim_kind kind)
 {
-	uint64_t claim = (uint64_t) (uint32_t) xshm_proc_self() << 32 |
-			 claim_tag(pos, kind);
+	atomic_store_explicit(claim_of(ref->cell_size, cell),
+			      my_claim(pos, kind), memory_order_relaxed);
+}
 
-	atomic_store_explicit(claim_of(ref->cell_size, cell), claim,
-			      memory_order_relaxed);
+/* Whether claim is a taker's of a lap after pos's in the same cell. */
+static bool claim_later(uint64_t claim, uint64_t pos)
+{
+	uint64_t ahead = (claim - pos) & CLAIM_POS_MASK;
+
+	return (claim >> 32) && ahead && ahead < CLAIM_POS_MASK / 2;
+}
+
+/*
+ * Claims pos's cell for a push, by a CAS that never overwrites the claim of
+ * a later lap (a producer robbed while stalled, whose cell was taken again):
+ * false then.  SEQ_CST: the producer's half of the handshake (see above).
+ */
+static bool claim_push(const struct xshm_ring_ref *ref, void *cell,
+		       uint64_t pos, uint64_t mine)
+{
+	_Atomic uint64_t *word = claim_of(ref->cell_size, cell);
+	uint64_t old = atomic_load_explicit(word, memory_order_relaxed);
+
+	do {
+		if (claim_later(old, pos))
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(word, &old, mine,
+							memory_order_seq_cst,
+							memory_order_relaxed));
+	return true;
+}
+
+/* Withdraws a push's claim, unless a later lap's replaced it. */
+static void withdraw_claim(const struct xshm_ring_ref *ref, void *cell,
+			   uint64_t mine)
+{
+	atomic_compare_exchange_strong_explicit(claim_of(ref->cell_size, cell),
+						&mine, 0, memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+/*
+ * Whether the push that claimed pos's cell (claim_push) owns it: its seq,
+ * loaded after the claim, still says pos.  SEQ_CST: see the handshake.
+ */
+static bool push_owns(void *cell, uint64_t pos)
+{
+	return atomic_load_explicit(seq_of(cell), memory_order_seq_cst) == pos;
 }
 
 size_t xshm_ring_bytes(uint32_t ncells, uint32_t cell_size)
@@ -159,34 +237,55 @@ void *advance(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
 }
 
 /*
- * Take the next position of counter whose cell is ready, and claim it.  The
- * seq re-read after the claim store sees whether the owner skipped the cell
- * while we were stalled before claiming it (it then belongs to a later lap):
- * take another one.
+ * A push: the next free position, claimed and owned (see the handshake
+ * above), or NULL when the ring is full.  Inline in the send paths'
+ * xshm_ring_reserve.
  */
-/* Inline in each caller, whose constant arguments then fold away. */
 static inline __attribute__((always_inline))
-void *take(const struct xshm_ring_ref *ref, _Atomic uint64_t *counter,
-		  uint64_t ready_offset, enum claim_kind kind, uint64_t *pos)
+void *take_push(const struct xshm_ring_ref *ref, uint64_t *pos)
 {
 	for (;;) {
-		unsigned char *cell = advance(ref, counter, ready_offset, pos);
+		unsigned char *cell = advance(ref, &ref->ring->tail, 0, pos);
+		uint64_t mine;
 
 		if (!cell)
 			return NULL;
-		store_claim(ref, cell, *pos, kind);
+		TEST_STEP(XSHM_RING_PUSH_WON, cell, *pos);
+		mine = my_claim(*pos, CLAIM_PUSH);
+		if (!claim_push(ref, cell, *pos, mine))
+			continue;
+		TEST_STEP(XSHM_RING_PUSH_CLAIMED, cell, *pos);
+		if (push_owns(cell, *pos))
+			return cell;
+		withdraw_claim(ref, cell, mine);
+	}
+}
+
+/*
+ * A pop of a multi-consumer ring: the next published position, claimed.
+ * The seq re-read after the claim store sees whether the owner handed the
+ * cell back while we stalled before claiming it (xshm_ring_reap_stalled_pop):
+ * take another one.  Its end (xshm_ring_pop_end) is a CAS that learns it too.
+ */
+static void *take_pop(const struct xshm_ring_ref *ref, uint64_t *pos)
+{
+	for (;;) {
+		unsigned char *cell = advance(ref, &ref->ring->head, 1, pos);
+
+		if (!cell)
+			return NULL;
+		store_claim(ref, cell, *pos, CLAIM_TAKE_POP);
 		if (atomic_load_explicit(seq_of(cell), memory_order_relaxed) ==
-		    *pos + ready_offset)
+		    *pos + 1)
 			return cell;
 	}
 }
 
 void *xshm_ring_reserve(const struct xshm_ring_ref *ref, uint64_t *pos)
 {
-	return take(ref, &ref->ring->tail, 0, CLAIM_PUSH, pos);
+	return take_push(ref, pos);
 }
 
-/* Publishing is a CAS so that a producer learns that it was skipped. */
 static int hand_over(void *cell, uint64_t from, uint64_t to)
 {
 	return atomic_compare_exchange_strong_explicit(
@@ -194,17 +293,16 @@ static int hand_over(void *cell, uint64_t from, uint64_t to)
 		       memory_order_relaxed) ? 0 : -ESTALE;
 }
 
-int xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
+static void publish(void *cell, uint64_t pos)
 {
-	(void) ref;
-	return hand_over(cell, pos, pos + 1);
+	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
 }
 
-void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
-				uint64_t pos)
+void xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell,
+		      uint64_t pos)
 {
 	(void) ref;
-	atomic_store_explicit(seq_of(cell), pos + 1, memory_order_release);
+	publish(cell, pos);
 }
 
 void xshm_ring_warm(const struct xshm_ring_ref *ref, size_t len)
@@ -240,31 +338,49 @@ static int run_free(const struct xshm_ring_ref *ref, uint64_t pos, uint32_t n)
 	return 1;
 }
 
+/* A cell of a run whose first was robbed: published empty if still ours. */
+static void give_up(const struct xshm_ring_ref *ref, uint64_t pos)
+{
+	unsigned char *cell = xshm_ring_cell(ref, pos);
+	uint64_t mine = my_claim(pos, CLAIM_PUSH);
+
+	if (!claim_push(ref, cell, pos, mine))
+		return;
+	if (!push_owns(cell, pos)) {
+		withdraw_claim(ref, cell, mine);
+		return;
+	}
+	memset(cell + sizeof(struct xshm_cell_seq), 0,
+	       ref->cell_size - CELL_OVERHEAD);
+	publish(cell, pos);
+}
+
 /*
- * Claims the n cells from at, then checks that the owner skipped none of
- * them while we stalled before claiming: if it did, the cells we still hold
- * are published empty (a zero op, which receivers drop) and false returned.
+ * Claims the n cells from at.  Only the first goes through the handshake:
+ * while its push owns it, the owner cannot pass it, so no one robs the
+ * cells after it, and their claims (there for the owner, should this
+ * process die holding them) are plain stores: a CAS would wait for each
+ * claim's line, which the receiver read with the payload a lap ago.  When
+ * the first was robbed while we stalled before claiming it, each other
+ * cell still ours is published empty (a zero op, which receivers drop) and
+ * false returned.
  */
 static bool claim_run(const struct xshm_ring_ref *ref, uint64_t at, uint32_t n)
 {
-	bool whole = true;
+	unsigned char *first = xshm_ring_cell(ref, at);
+	uint64_t mine = my_claim(at, CLAIM_PUSH);
 
-	for (uint32_t i = 0; i < n; i++)
-		store_claim(ref, xshm_ring_cell(ref, at + i), at + i,
-			    CLAIM_PUSH);
-	for (uint32_t i = 0; i < n; i++)
-		if (atomic_load_explicit(seq_of(xshm_ring_cell(ref, at + i)),
-					 memory_order_relaxed) != at + i)
-			whole = false;
-	if (whole)
-		return true;
-	for (uint32_t i = 0; i < n; i++) {
-		unsigned char *cell = xshm_ring_cell(ref, at + i);
-
-		memset(cell + sizeof(struct xshm_cell_seq), 0,
-		       ref->cell_size - CELL_OVERHEAD);
-		(void) hand_over(cell, at + i, at + i + 1);
+	if (claim_push(ref, first, at, mine)) {
+		if (push_owns(first, at)) {
+			for (uint32_t i = 1; i < n; i++)
+				store_claim(ref, xshm_ring_cell(ref, at + i),
+					    at + i, CLAIM_PUSH);
+			return true;
+		}
+		withdraw_claim(ref, first, mine);
 	}
+	for (uint32_t i = 1; i < n; i++)
+		give_up(ref, at + i);
 	return false;
 }
 
@@ -285,6 +401,8 @@ int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
 				    tail, &at, at + n, memory_order_relaxed,
 				    memory_order_relaxed))
 				continue;
+			TEST_STEP(XSHM_RING_PUSH_WON, xshm_ring_cell(ref, at),
+				  at);
 			if (claim_run(ref, at, n)) {
 				*pos = at;
 				return 0;
@@ -343,7 +461,7 @@ static void *payload_of(void *cell)
 
 void *xshm_ring_pop_begin(const struct xshm_ring_ref *ref, uint64_t *pos)
 {
-	return take(ref, &ref->ring->head, 1, CLAIM_TAKE_POP, pos);
+	return take_pop(ref, pos);
 }
 
 int xshm_ring_pop_end(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
@@ -374,12 +492,11 @@ int xshm_ring_push(const struct xshm_ring_ref *ref, const void *in, size_t len)
 
 	if (!payload_fits(ref, len))
 		return -EINVAL;
-	do {
-		cell = xshm_ring_reserve(ref, &pos);
-		if (!cell)
-			return -EAGAIN;
-		memcpy(payload_of(cell), in, len);
-	} while (xshm_ring_commit(ref, cell, pos));
+	cell = xshm_ring_reserve(ref, &pos);
+	if (!cell)
+		return -EAGAIN;
+	memcpy(payload_of(cell), in, len);
+	xshm_ring_commit(ref, cell, pos);
 	return 0;
 }
 
@@ -416,6 +533,49 @@ static bool holder_gone(const struct xshm_ring_ref *ref, void *cell,
 	return now_ns - stall->since_ns >= XSHM_RING_STALL_NS;
 }
 
+/* Whether the claim in cell names a live push of pos. */
+static bool live_push_claim(const struct xshm_ring_ref *ref, void *cell,
+			    uint64_t pos)
+{
+	/* SEQ_CST: the owner's half of the handshake (see above). */
+	uint64_t claim = atomic_load_explicit(claim_of(ref->cell_size, cell),
+					      memory_order_seq_cst);
+	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
+
+	return (claim & (CLAIM_POS_MASK | CLAIM_POP)) ==
+	       claim_tag(pos, CLAIM_PUSH) && pid > 0 && xshm_proc_pid_alive(pid);
+}
+
+/*
+ * Takes the unpublished cell at pos from its holder, which holder_gone
+ * found dead or missing: marks it tentatively, then looks at its claim
+ * again.  A live claimant now owns it (it claimed meanwhile): the cell is
+ * given back.  The CASes fail only where that claimant published it.
+ */
+static bool rob(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
+{
+	uint64_t expected = pos;
+	_Atomic uint64_t *seq = seq_of(cell);
+
+	if (!atomic_compare_exchange_strong_explicit(seq, &expected,
+						     pos | SEQ_TENTATIVE,
+						     memory_order_seq_cst,
+						     memory_order_relaxed))
+		return false;
+	TEST_STEP(XSHM_RING_ROB_MARKED, cell, pos);
+	expected = pos | SEQ_TENTATIVE;
+	if (live_push_claim(ref, cell, pos)) {
+		atomic_compare_exchange_strong_explicit(seq, &expected, pos,
+							memory_order_relaxed,
+							memory_order_relaxed);
+		return false;
+	}
+	return atomic_compare_exchange_strong_explicit(seq, &expected,
+						       pos + ref->mask + 1,
+						       memory_order_release,
+						       memory_order_relaxed);
+}
+
 int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
 			   struct xshm_ring_stall *stall, uint64_t now_ns)
 {
@@ -429,10 +589,8 @@ int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
 		stall_forget(stall);
 		return 0;
 	}
-	if (!holder_gone(ref, cell, head, CLAIM_PUSH, stall, now_ns))
-		return 0;
-	/* The CAS decides against a commit racing with us: one of us wins. */
-	if (hand_over(cell, head, head + ref->mask + 1))
+	if (!holder_gone(ref, cell, head, CLAIM_PUSH, stall, now_ns) ||
+	    !rob(ref, cell, head))
 		return 0;
 	atomic_compare_exchange_strong_explicit(&ring->head, &head, head + 1,
 						memory_order_relaxed,

@@ -4,7 +4,7 @@
  * Each cell begins with a sequence number (struct xshm_cell_seq) and ends
  * with a claim word (XSHM_CELL_CLAIM_SIZE bytes), both ring.c's.  A producer
  * claims position p by CAS on tail when cell[p].seq == p, fills the cell and
- * publishes it by CAS of seq from p to p + 1.  The consumer sees cell[head]
+ * publishes it by storing p + 1 in its seq.  The consumer sees cell[head]
  * ready when its seq == head + 1 and hands it back with seq = head + ncells.
  * Cells of one producer are therefore consumed in the order it pushed them.
  *
@@ -12,8 +12,10 @@
  * at its cell for good.  So right after winning a position it records its
  * pid and the position in the cell's claim word, and the region owner, off
  * the hot path, skips a reserved cell whose claimant is dead (or, without a
- * claim, that stayed reserved for XSHM_RING_STALL_NS).  Its commit then
- * fails and a producer that was only slow pushes again: nothing is lost.
+ * claim, that stayed reserved for XSHM_RING_STALL_NS).  A producer that was
+ * only slow finds its cell skipped before reserve returns, and takes another
+ * position: once reserve has returned a cell, it is the producer's to
+ * commit (ring.c has the handshake that makes it so).
  *
  * The ring lives in shared memory and may be written by an untrusted peer, so
  * every process uses it through a struct xshm_ring_ref: a private, validated
@@ -33,6 +35,21 @@ struct xshm_ring_ref {
 	uint32_t cell_size;
 };
 
+#ifdef XSHM_RING_TEST_HOOKS
+/*
+ * Tests of the handshake only (test/shm/test_ring_handshake.c, which
+ * compiles ring.c with XSHM_RING_TEST_HOOKS): called at each of its steps,
+ * so that a test can act there as another process would.
+ */
+enum xshm_ring_step {
+	XSHM_RING_PUSH_WON,	/* a push won pos, not claimed yet */
+	XSHM_RING_PUSH_CLAIMED,	/* ... claimed it, not checked yet */
+	XSHM_RING_ROB_MARKED,	/* the owner marked pos, claim not read yet */
+};
+extern void (*xshm_ring_test_step)(enum xshm_ring_step step, void *cell,
+				   uint64_t pos);
+#endif
+
 /* Bytes needed for a ring of ncells cells of cell_size bytes. */
 size_t xshm_ring_bytes(uint32_t ncells, uint32_t cell_size);
 
@@ -48,11 +65,11 @@ int xshm_ring_attach(struct xshm_ring_ref *ref, struct xshm_ring *ring,
 
 /*
  * Producer side (any number of threads or processes).  reserve returns the
- * cell and its position, or NULL when the ring is full; commit returns 0, or
- * -ESTALE when the cell was skipped as stalled: push the data again.
+ * cell and its position, or NULL when the ring is full; commit publishes it.
  */
 void *xshm_ring_reserve(const struct xshm_ring_ref *ref, uint64_t *pos);
-int xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell, uint64_t pos);
+void xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell,
+		      uint64_t pos);
 
 /*
  * n consecutive positions in one claim, so that one message can span
@@ -64,13 +81,6 @@ int xshm_ring_commit(const struct xshm_ring_ref *ref, void *cell, uint64_t pos);
  */
 int xshm_ring_reserve_n(const struct xshm_ring_ref *ref, uint32_t n,
 			uint64_t *pos);
-/*
- * Publishes a cell of a run other than its first, with a plain store: only
- * the first cell's commit needs to learn whether the run was skipped, and a
- * CAS per cell would wait for each cell's cache line in turn.
- */
-void xshm_ring_publish_follower(const struct xshm_ring_ref *ref, void *cell,
-				uint64_t pos);
 /*
  * Producer hint: asks for ownership of the cache lines of the first len
  * bytes from the cell that the next reserve will claim on (across the

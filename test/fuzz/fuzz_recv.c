@@ -407,7 +407,7 @@ static void push_cell(struct endpoint *e, struct xshm_region *sender,
 	buf = xshm_pool_buf(&e->region.pool, cmd->buf_index);
 	if ((ctl & CELL_FILL_BUF) && buf)
 		memcpy(buf, cmd->data, XSHM_INLINE_MAX);
-	(void) xshm_ring_commit(&e->region.ring, cmd, pos);	/* we are alive: not skipped */
+	xshm_ring_commit(&e->region.ring, cmd, pos);
 	if (ctl & CELL_PROGRESS)
 		progress(e);
 	drain_sender(sender);

@@ -154,8 +154,7 @@ static int child_send(uint64_t ep_id, const struct xshm_region_hdr *expect)
 			cmd->chunk_len = sizeof(i);
 			memcpy(cmd->data, &i, sizeof(i));
 		}
-		if (xshm_ring_commit(&peer.ring, cmd, pos))
-			return 4;
+		xshm_ring_commit(&peer.ring, cmd, pos);
 	}
 	xshm_region_close(&peer);
 	return 0;

@@ -189,8 +189,7 @@ static int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
 		return -FI_EAGAIN;
 	operands = fill_short(cmd, ep, &hdr, 0, true, operand_len);
 	xshm_iov_copy_from(operands, args->src, args->src_count, 0, len);
-	if (xshm_ring_commit(&peer->region.ring, cmd, pos))
-		return -FI_EAGAIN;
+	xshm_ring_commit(&peer->region.ring, cmd, pos);
 	xshm_doorbell_ring(&peer->region);
 	return 0;
 }
@@ -294,20 +293,17 @@ ssize_t xshm_atomic_push(struct xshm_ep *ep, struct xshm_tx_op *tx)
 	if (ret)
 		return ret;
 	cmd = xshm_ring_reserve(&peer->region.ring, &pos);
-	if (cmd) {
-		if (short_fits(op->hdr.kind, op->tx.posted, op->tx.total,
-			       op->len, op->tx.cmd_flags))
-			memcpy(fill_short(cmd, ep, &op->hdr, op->tx.ack_id,
-					  op->tx.posted, op->len),
-			       op->bytes, op->len);
-		else
-			fill_cmd(cmd, ep, op);
-		if (!xshm_ring_commit(&peer->region.ring, cmd, pos)) {
-			xshm_doorbell_ring(&peer->region);
-			tx->sent = tx->total;
-			return 0;
-		}
-	}
-	/* not pushed, or skipped as stalled: pushed again later */
-	return no_room(ep, peer);
+	if (!cmd)
+		return no_room(ep, peer);	/* pushed again later */
+	if (short_fits(op->hdr.kind, op->tx.posted, op->tx.total, op->len,
+		       op->tx.cmd_flags))
+		memcpy(fill_short(cmd, ep, &op->hdr, op->tx.ack_id,
+				  op->tx.posted, op->len),
+		       op->bytes, op->len);
+	else
+		fill_cmd(cmd, ep, op);
+	xshm_ring_commit(&peer->region.ring, cmd, pos);
+	xshm_doorbell_ring(&peer->region);
+	tx->sent = tx->total;
+	return 0;
 }

@@ -35,8 +35,7 @@ bool xshm_control_push(struct xshm_ep *ep, struct xshm_region *peer,
 	cmd->ack_id = ctl->ack_id;
 	if (ctl->payload_len)
 		memcpy(cmd->data, ctl->payload, ctl->payload_len);
-	if (xshm_ring_commit(&peer->ring, cmd, pos))
-		return false;	/* skipped as stalled: push it again */
+	xshm_ring_commit(&peer->ring, cmd, pos);
 	xshm_doorbell_ring(peer);
 	return true;
 }

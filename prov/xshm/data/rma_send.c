@@ -260,21 +260,20 @@ static ssize_t push_next(struct xshm_ep *ep, struct xshm_peer *peer,
 	if (proto == XSHM_PROTO_BUF && !fill_buffer(ep, region, op, len, &index))
 		return no_room(ep, peer);
 	cmd = xshm_ring_reserve(&region->ring, &pos);
-	if (cmd) {
-		if (fits_short(op))
-			fill_short(cmd, ep, op);
-		else
-			fill_cmd(cmd, ep, op, proto, len, index);
-		if (!xshm_ring_commit(&region->ring, cmd, pos)) {
-			xshm_doorbell_ring(region);
-			op->tx.sent += len;
-			return 0;
-		}
+	if (!cmd) {
+		/* pushed again later */
+		if (proto == XSHM_PROTO_BUF)
+			xshm_pool_free(&region->pool, index, ep->addr.ep_id);
+		return no_room(ep, peer);
 	}
-	/* not pushed, or skipped as stalled: pushed again later */
-	if (proto == XSHM_PROTO_BUF)
-		xshm_pool_free(&region->pool, index, ep->addr.ep_id);
-	return no_room(ep, peer);
+	if (fits_short(op))
+		fill_short(cmd, ep, op);
+	else
+		fill_cmd(cmd, ep, op, proto, len, index);
+	xshm_ring_commit(&region->ring, cmd, pos);
+	xshm_doorbell_ring(region);
+	op->tx.sent += len;
+	return 0;
 }
 
 int xshm_rma_peer_of(struct xshm_ep *ep, const struct xshm_tx_op *tx,

@@ -140,7 +140,7 @@ size_t xshm_tx_fill_run(struct xshm_region *peer, struct xshm_cmd *cmd,
 
 		cell->op = XSHM_OP_CONT;
 		xshm_iov_copy_from(cell->data, iov, count, offset, len);
-		xshm_ring_publish_follower(&peer->ring, cell, at);
+		xshm_ring_commit(&peer->ring, cell, at);
 		offset += len;
 	}
 	return fill_cell_tail(cmd, cmd->data, iov, count, 0, XSHM_INLINE_MAX);
@@ -233,8 +233,7 @@ static ssize_t send_whole(struct xshm_ep *ep, struct xshm_peer *peer,
 		fill_cell_head(where == WHOLE_SHORT ? cmd->short_data :
 						      cmd->data,
 			       iov, count, 0, head);
-	if (xshm_ring_commit(&region->ring, cmd, pos))
-		goto give_back;		/* skipped as stalled: not sent */
+	xshm_ring_commit(&region->ring, cmd, pos);
 	xshm_doorbell_ring(region);
 	if (where == WHOLE_BUF)
 		xshm_spare_want(ep, dest, buffer_part(region, total));

@@ -84,11 +84,9 @@ static inline uint32_t run_cells(size_t total)
 /*
  * A whole message in consecutive cells of one reservation (see
  * XSHM_PROTO_CELLS): the first cell, which names the message, is
- * committed last, so the receiver finds the rest already there.  If the
- * receiver skipped the run as stalled, that commit fails and the message
- * is pushed again; the cells after it reach the receiver's head alone
- * and are dropped as XSHM_OP_CONT.  reserve_run returns the first
- * cell, NULL when the ring has no room for the run.
+ * committed last, so the receiver finds the rest already there.
+ * reserve_run returns the first cell, NULL when the ring has no room for
+ * the run.
  */
 static inline struct xshm_cmd *reserve_run(struct xshm_region *peer,
 					   size_t total, uint64_t *pos)

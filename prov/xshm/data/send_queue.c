@@ -47,19 +47,14 @@ static void fill_cmd(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	cmd->ack_id = op->ack_id ? op->ack_id : op->timed_id;
 }
 
-/*
- * Publishes op's cell carrying its next len bytes.  False when the receiver
- * skipped the cell as stalled: the bytes are to be pushed again later.
- */
-static bool publish(struct xshm_region *peer, struct xshm_tx_op *op,
+/* Publishes op's cell carrying its next len bytes. */
+static void publish(struct xshm_region *peer, struct xshm_tx_op *op,
 		    struct xshm_cmd *cmd, uint64_t pos, size_t len)
 {
-	if (xshm_ring_commit(&peer->ring, cmd, pos))
-		return false;
+	xshm_ring_commit(&peer->ring, cmd, pos);
 	xshm_doorbell_ring(peer);
 	op->sent += len;
 	op->started = true;
-	return true;
 }
 
 /* The whole message as one RTS cell naming the sender's buffers. */
@@ -75,7 +70,8 @@ static bool push_rts(struct xshm_ep *ep, struct xshm_region *peer,
 	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_RTS, 0, sizeof(*rts));
 	rts = (struct xshm_rts *) cmd->data;
 	xshm_rts_name(rts, op->iov, op->iov_count);
-	return publish(peer, op, cmd, pos, op->total);
+	publish(peer, op, cmd, pos, op->total);
+	return true;
 }
 
 /* The whole message in a run of cells, for a message that needs an op. */
@@ -92,7 +88,8 @@ static bool push_cells(struct xshm_ep *ep, struct xshm_region *peer,
 				op->total);
 	fill_cmd(cmd, ep, op, op->op, XSHM_PROTO_CELLS, 0, (uint32_t) op->total);
 	fill_cell_head(cmd->data, op->iov, op->iov_count, 0, head);
-	return publish(peer, op, cmd, pos, op->total);
+	publish(peer, op, cmd, pos, op->total);
+	return true;
 }
 
 /* The next len bytes of op into bounce buffer index, timed if op is. */
@@ -130,8 +127,11 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 			return false;
 	}
 	cmd = xshm_ring_reserve(&peer->ring, &pos);
-	if (!cmd)
-		goto give_back;
+	if (!cmd) {
+		if (!is_inline)
+			xshm_pool_free(&peer->pool, index, ep->addr.ep_id);
+		return false;
+	}
 	if (is_inline)
 		head = fill_cell_tail(cmd, cmd->data, op->iov, op->iov_count,
 				      op->sent, len);
@@ -143,15 +143,10 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	if (is_inline)
 		fill_cell_head(cmd->data, op->iov, op->iov_count, op->sent,
 			       head);
-	if (publish(peer, op, cmd, pos, len)) {
-		if (!is_inline && first_piece)
-			xshm_spare_want(ep, op->dest, len);
-		return true;
-	}
-give_back:
-	if (!is_inline)
-		xshm_pool_free(&peer->pool, index, ep->addr.ep_id);
-	return false;
+	publish(peer, op, cmd, pos, len);
+	if (!is_inline && first_piece)
+		xshm_spare_want(ep, op->dest, len);
+	return true;
 }
 
 /* Pushes as much of op as the peer takes; true once all of it is pushed. */
