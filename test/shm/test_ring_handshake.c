@@ -82,14 +82,19 @@ static int reap_after_stall(void)
 	return reaped ? reaped : xshm_ring_reap_stalled(&ref, &stall, now);
 }
 
+static void commit_value(struct item_cell *cell, uint64_t pos, uint64_t value)
+{
+	cell->value = value;
+	xshm_ring_commit(&ref, cell, pos);
+}
+
 static void push(uint64_t value)
 {
 	uint64_t pos;
 	struct item_cell *cell = xshm_ring_reserve(&ref, &pos);
 
 	ck_assert_ptr_nonnull(cell);
-	cell->value = value;
-	xshm_ring_commit(&ref, cell, pos);
+	commit_value(cell, pos, value);
 }
 
 static uint64_t pop(void)
@@ -126,8 +131,7 @@ START_TEST(a_push_robbed_before_it_claims_takes_the_next_position)
 	ck_assert_ptr_nonnull(cell);
 	ck_assert_uint_eq(pos, 1);
 	ck_assert_uint_eq(claim_of(xshm_ring_cell(&ref, 0)), 0);
-	cell->value = 7;
-	xshm_ring_commit(&ref, cell, pos);
+	commit_value(cell, pos, 7);
 	ck_assert_uint_eq(pop(), 7);
 	ck_assert_ptr_null(xshm_ring_peek(&ref));
 	for (uint64_t i = 0; i < 2 * CELLS; i++) {	/* every cell works on */
@@ -166,10 +170,8 @@ START_TEST(a_late_claim_never_replaces_a_later_laps)
 	ck_assert_uint_eq(pos, CELLS + 1);
 	lap_claim = claim_of(first);
 	ck_assert_uint_eq(lap_claim & 0x7fffffff, CELLS);	/* the next lap's */
-	first->value = 40;
-	xshm_ring_commit(&ref, first, next_lap_pos);
-	late->value = 41;
-	xshm_ring_commit(&ref, late, pos);
+	commit_value(first, next_lap_pos, 40);
+	commit_value(late, pos, 41);
 	ck_assert_uint_eq(pop(), 40);
 	ck_assert_uint_eq(pop(), 41);
 	ck_assert_ptr_null(xshm_ring_peek(&ref));
@@ -200,8 +202,7 @@ START_TEST(a_push_that_sees_the_mark_withdraws)
 	/* the owner, seeing no claim, finishes the robbery */
 	atomic_store(&marked->hdr.seq, CELLS);
 	ck_assert(atomic_compare_exchange_strong(&ring->head, &head, 1));
-	cell->value = 9;
-	xshm_ring_commit(&ref, cell, pos);
+	commit_value(cell, pos, 9);
 	ck_assert_uint_eq(pop(), 9);
 	ck_assert_ptr_null(xshm_ring_peek(&ref));
 }
@@ -232,8 +233,7 @@ START_TEST(a_robbery_gives_the_cell_back_to_a_live_claimant)
 	ck_assert_ptr_null(act);	/* it got as far as the mark */
 	ck_assert_uint_eq(seq_of(cell), pos);
 	ck_assert_uint_eq(atomic_load(&ring->head), 0);
-	cell->value = 5;
-	xshm_ring_commit(&ref, cell, pos);
+	commit_value(cell, pos, 5);
 	ck_assert_uint_eq(pop(), 5);
 	ck_assert_int_eq(reap_after_stall(), 0);
 }
@@ -292,10 +292,8 @@ START_TEST(a_run_robbed_before_it_claims_is_reserved_again)
 	first = xshm_ring_cell(&ref, pos);
 	second = xshm_ring_cell(&ref, pos + 1);
 	ck_assert_uint_eq(claim_of(second) & 0x7fffffff, pos + 1);
-	second->value = 12;
-	xshm_ring_commit(&ref, second, pos + 1);
-	first->value = 11;
-	xshm_ring_commit(&ref, first, pos);
+	commit_value(second, pos + 1, 12);	/* a run: its first cell last */
+	commit_value(first, pos, 11);
 	ck_assert_uint_eq(pop(), 11);
 	ck_assert_uint_eq(pop(), 12);
 	ck_assert_ptr_null(xshm_ring_peek(&ref));
