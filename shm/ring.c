@@ -513,16 +513,24 @@ static void stall_forget(struct xshm_ring_stall *stall)
  * or stalls between winning pos and claiming it): once pos has been seen
  * stuck for XSHM_RING_STALL_NS.
  */
+/* The pid that claim names as the taker of pos for kind, or 0. */
+static pid_t claimant(uint64_t claim, uint64_t pos, enum claim_kind kind)
+{
+	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
+
+	return (claim & (CLAIM_POS_MASK | CLAIM_POP)) == claim_tag(pos, kind) &&
+	       pid > 0 ? pid : 0;
+}
+
 static bool holder_gone(const struct xshm_ring_ref *ref, void *cell,
 			uint64_t pos, enum claim_kind kind,
 			struct xshm_ring_stall *stall, uint64_t now_ns)
 {
-	uint64_t claim = atomic_load_explicit(claim_of(ref->cell_size, cell),
-					      memory_order_relaxed);
-	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
+	pid_t pid = claimant(atomic_load_explicit(claim_of(ref->cell_size, cell),
+						  memory_order_relaxed),
+			     pos, kind);
 
-	if ((claim & (CLAIM_POS_MASK | CLAIM_POP)) == claim_tag(pos, kind) &&
-	    pid > 0)
+	if (pid)
 		return !xshm_proc_pid_alive(pid);
 	if (!stall->watching || stall->pos != pos) {
 		stall->watching = 1;
@@ -538,12 +546,11 @@ static bool live_push_claim(const struct xshm_ring_ref *ref, void *cell,
 			    uint64_t pos)
 {
 	/* SEQ_CST: the owner's half of the handshake (see above). */
-	uint64_t claim = atomic_load_explicit(claim_of(ref->cell_size, cell),
-					      memory_order_seq_cst);
-	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
+	pid_t pid = claimant(atomic_load_explicit(claim_of(ref->cell_size, cell),
+						  memory_order_seq_cst),
+			     pos, CLAIM_PUSH);
 
-	return (claim & (CLAIM_POS_MASK | CLAIM_POP)) ==
-	       claim_tag(pos, CLAIM_PUSH) && pid > 0 && xshm_proc_pid_alive(pid);
+	return pid && xshm_proc_pid_alive(pid);
 }
 
 /*
