@@ -24,6 +24,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "test/prov/stale_regions.h"
+
 void bench_die(const char *fmt, ...)
 {
 	va_list ap;
@@ -226,6 +228,7 @@ static int try_info(const struct bench *b, const char *prov, uint64_t caps,
 	hints->tx_attr->op_flags = b->tx_op_flags;
 	/* One thread per process drives each domain, as MPI's OFI layers ask. */
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	xt_remove_stale_shm_regions();
 	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, info);
 	fi_freeinfo(hints);
 	return rc;

@@ -3,6 +3,7 @@
  * public libfabric headers and <xshm/fi_peer.h>.
  */
 #include "owner.h"
+#include "test/prov/stale_regions.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -1088,6 +1089,7 @@ static int open_all(struct owner *o)
 	hints->mode = 0;
 	hints->domain_attr->mr_mode = 0;
 	o->failed_call = "fi_getinfo";
+	xt_remove_stale_shm_regions();
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &o->info);
 	fi_freeinfo(hints);
 	if (ret)

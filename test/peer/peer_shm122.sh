@@ -101,6 +101,14 @@ if grep -q '^BAD' "$work/expected"; then
 	exit 1
 fi
 
+# A failed child's own words ("[child PID] ..." on its stderr) are in its
+# program's log, which is removed at the end: print them with the case.
+child_said() {
+	local prog=${1%%:*} pid
+	pid=$(sed -n 's/.*child \([0-9][0-9]*\) exited.*/\1/p' <<<"$2")
+	[ -n "$pid" ] && grep -F "[child $pid]" "$work/$prog.log" | head -5 | sed 's/^/    /'
+}
+
 passed=0
 failed=0
 xfail=0
@@ -126,6 +134,7 @@ while IFS=$'\t' read -r name result msg; do
 	else
 		failed=$((failed + 1))
 		echo "UNEXPECTED ${result^^}: $name: $msg"
+		child_said "$name" "$msg"
 	fi
 done <"$results"
 while IFS=$'\t' read -r pat reason; do

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "shm/layout.h"
+#include "stale_regions.h"
 
 #define XT_CHILD_FAILED	99
 #define XT_MAX_EPS	16
@@ -186,6 +187,7 @@ int xt_getinfo(const struct xt_cfg *cfg, struct fi_info **info)
 	struct fi_info *h = xt_hints(cfg);
 	int rc;
 
+	xt_remove_stale_shm_regions();
 	rc = fi_getinfo(cfg->api, cfg->node, cfg->service, cfg->gi_flags, h, info);
 	fi_freeinfo(h);
 	return rc;
