@@ -23,10 +23,9 @@ static ssize_t xshm_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			     void *desc, fi_addr_t src, void *context)
 {
 	struct xshm_ep *ep = to_ep(ep_fid);
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-	return xshm_recv(ep, false, &iov, &desc, 1, src, 0, 0, context,
-			 ep->rx_op_flags);
+	return xshm_recv_one(ep, false, buf, len, desc, src, 0, 0, context,
+			     ep->rx_op_flags);
 }
 
 static ssize_t xshm_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,

@@ -24,10 +24,9 @@ static ssize_t xshm_trecv(struct fid_ep *ep_fid, void *buf, size_t len,
 			  uint64_t ignore, void *context)
 {
 	struct xshm_ep *ep = to_ep(ep_fid);
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-	return xshm_recv(ep, true, &iov, &desc, 1, src, tag, ignore, context,
-			 ep->rx_op_flags & ~FI_MULTI_RECV);
+	return xshm_recv_one(ep, true, buf, len, desc, src, tag, ignore,
+			     context, ep->rx_op_flags & ~FI_MULTI_RECV);
 }
 
 static ssize_t xshm_trecvv(struct fid_ep *ep_fid, const struct iovec *iov,

@@ -294,11 +294,17 @@ struct xshm_rx_entry *xshm_srx_find_unexpected(struct xshm_srx *srx,
 }
 
 /* Copies the receive's buffers into entry; returns their total size. */
-static size_t copy_buffers(struct xshm_rx_entry *entry,
-			   const struct xshm_recv_args *recv)
+static inline __attribute__((always_inline))
+size_t copy_buffers(struct xshm_rx_entry *entry,
+		    const struct xshm_recv_args *recv)
 {
 	size_t total = 0;
 
+	if (recv->count == 1) {		/* most receives: without the loop */
+		entry->iov[0] = recv->iov[0];
+		entry->desc[0] = recv->desc ? recv->desc[0] : NULL;
+		return recv->iov[0].iov_len;
+	}
 	for (size_t i = 0; i < recv->count; i++) {
 		entry->iov[i] = recv->iov[i];
 		entry->desc[i] = recv->desc ? recv->desc[i] : NULL;
@@ -356,7 +362,7 @@ bool fill_multi_recv(struct xshm_srx *srx, struct xshm_rx_entry *parent,
 	return false;
 }
 
-static ssize_t post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
+ssize_t xshm_srx_post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
 {
 	struct xshm_rx_entry *entry;
 
@@ -403,12 +409,11 @@ ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
 {
 	struct xshm_rx_entry *entry;
 
-	if ((recv->flags & FI_MULTI_RECV) ||
-	    xshm_dlist_empty(recv->tagged ? &srx->unexp_tag : &srx->unexp_msg))
-		return post_new(srx, recv);
+	if ((recv->flags & FI_MULTI_RECV) || !xshm_srx_holds(srx, recv->tagged))
+		return xshm_srx_post_new(srx, recv);
 	entry = xshm_srx_find_unexpected(srx, recv);
 	if (!entry)
-		return post_new(srx, recv);
+		return xshm_srx_post_new(srx, recv);
 	xshm_dlist_remove((struct xshm_dlist *) &entry->peer);
 	xshm_srx_set_buffers(entry, recv);
 	return xshm_srx_start(srx, entry);

@@ -69,6 +69,17 @@ struct xshm_recv_args {
 
 ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
 		      const struct xshm_recv_args *recv);
+/*
+ * xshm_srx_post for a receive that no held message can meet (see
+ * xshm_srx_holds) and that is no multi-receive buffer: queued at once.
+ */
+ssize_t xshm_srx_post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv);
+
+/* Whether srx holds unexpected messages of the kind (tagged or not). */
+static inline bool xshm_srx_holds(const struct xshm_srx *srx, bool tagged)
+{
+	return !xshm_dlist_empty(tagged ? &srx->unexp_tag : &srx->unexp_msg);
+}
 ssize_t xshm_srx_peek(struct xshm_srx *srx, struct xshm_ep *ep,
 		      const struct xshm_recv_args *recv);
 ssize_t xshm_srx_claim(struct xshm_srx *srx, struct xshm_ep *ep,
