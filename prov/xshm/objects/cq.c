@@ -59,13 +59,35 @@ static struct xshm_cq_comp *comp_push(struct xshm_cq *cq)
 
 static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
 			     uint64_t flags, size_t len, void *buf,
+			     uint64_t data, uint64_t tag, fi_addr_t src);
+
+/*
+ * xshm_cq_write into a full ring of completions: grown, then written.  Out
+ * of line and reached by a tail call, so that the common write keeps its
+ * arguments in registers instead of saving them for the growth's call.
+ */
+static __attribute__((noinline))
+ssize_t write_grown(struct fid_peer_cq *peer_cq, void *context, uint64_t flags,
+		    size_t len, void *buf, uint64_t data, uint64_t tag,
+		    fi_addr_t src)
+{
+	if (comps_grow(xshm_container_of(peer_cq, struct xshm_cq, peer_cq)))
+		return -FI_ENOMEM;
+	return xshm_cq_write(peer_cq, context, flags, len, buf, data, tag, src);
+}
+
+static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
+			     uint64_t flags, size_t len, void *buf,
 			     uint64_t data, uint64_t tag, fi_addr_t src)
 {
 	struct xshm_cq *cq = xshm_container_of(peer_cq, struct xshm_cq, peer_cq);
-	struct xshm_cq_comp *comp = comp_push(cq);
+	struct xshm_cq_comp *comp;
 
-	if (!comp)
-		return -FI_ENOMEM;
+	if (cq->comp_count == cq->comp_cap)
+		return write_grown(peer_cq, context, flags, len, buf, data, tag,
+				   src);
+	comp = &cq->comps[comp_slot(cq, cq->comp_head + cq->comp_count)];
+	cq->comp_count++;
 	comp->entry = (struct fi_cq_tagged_entry) {
 		.op_context = context, .flags = flags, .len = len,
 		.buf = buf, .data = data, .tag = tag,
