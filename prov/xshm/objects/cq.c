@@ -46,15 +46,21 @@ static int comps_grow(struct xshm_cq *cq)
 	return 0;
 }
 
-static struct xshm_cq_comp *comp_push(struct xshm_cq *cq)
+/* The next slot of a ring of completions that has room, taken. */
+static struct xshm_cq_comp *comp_take(struct xshm_cq *cq)
 {
 	struct xshm_cq_comp *comp;
 
-	if (cq->comp_count == cq->comp_cap && comps_grow(cq))
-		return NULL;
 	comp = &cq->comps[comp_slot(cq, cq->comp_head + cq->comp_count)];
 	cq->comp_count++;
 	return comp;
+}
+
+static struct xshm_cq_comp *comp_push(struct xshm_cq *cq)
+{
+	if (cq->comp_count == cq->comp_cap && comps_grow(cq))
+		return NULL;
+	return comp_take(cq);
 }
 
 static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
@@ -86,8 +92,7 @@ static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
 	if (cq->comp_count == cq->comp_cap)
 		return write_grown(peer_cq, context, flags, len, buf, data, tag,
 				   src);
-	comp = &cq->comps[comp_slot(cq, cq->comp_head + cq->comp_count)];
-	cq->comp_count++;
+	comp = comp_take(cq);
 	comp->entry = (struct fi_cq_tagged_entry) {
 		.op_context = context, .flags = flags, .len = len,
 		.buf = buf, .data = data, .tag = tag,
