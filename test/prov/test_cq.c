@@ -265,6 +265,43 @@ START_TEST(cq_read_with_count_returns_entries_in_posting_order)
 }
 END_TEST
 
+/*
+ * More completions than the CQ first had room for (xshm's starts with 64
+ * and grows), written while none is read: all of them kept, in order.
+ * The endpoint is progressed through its transmit CQ, which stays empty,
+ * so that the receive CQ only fills.
+ */
+START_TEST(cq_keeps_completions_past_its_first_capacity)
+{
+	enum { N = 200 };
+	const struct plan p = { .len = MSG_LEN, .count = N };
+	struct receiver r = { .cfg = xt_cfg_default() };
+	struct fi_cq_tagged_entry e;
+	char (*buf)[MSG_LEN] = xt_alloc(N * MSG_LEN);
+
+	start(&r, &p, true);
+	for (int i = 0; i < N; i++)
+		XT_POST(&r.x, fi_trecv(r.x.ep, buf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
+				       buf[i]));
+	xt_signal(r.child.sock, 1);
+	/* every send completed at the sender once it was in our ring */
+	XT_ASSERT(xt_wait(r.child.sock) == 1, "sender did not finish");
+	for (int i = 0; i < N; i++)
+		XT_ASSERT_RC(fi_cq_read(r.x.tx->fid, NULL, 0), -FI_EAGAIN);
+	for (int i = 0; i < N; i++) {
+		XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, &e, 1), 1);
+		XT_ASSERT(e.op_context == buf[i], "entry %d has context of receive %d", i,
+			  (int)(((char *)e.op_context - buf[0]) / MSG_LEN));
+		XT_ASSERT_PATTERN(buf[i], MSG_LEN, (uint64_t)i, 0);
+	}
+	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, &e, 1), -FI_EAGAIN);
+	xt_signal(r.child.sock, 1);
+	xt_join(&r.child);
+	xt_close(&r.x);
+	free(buf);
+}
+END_TEST
+
 static const enum fi_wait_obj accepted_waits[] = {
 	FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_YIELD, FI_WAIT_FD,
 };
@@ -339,6 +376,8 @@ static Suite *cq_suite(void)
 	tcase_add_test(read, cq_readfrom_gives_notavail_for_sender_not_in_av);
 	tcase_add_test(read, cq_error_comes_as_eavail_then_readerr);
 	tcase_add_test(read, cq_read_with_count_returns_entries_in_posting_order);
+	if (xt_wanted(XT_XSHM))	/* progress through another CQ: xshm's manual progress */
+		tcase_add_test(read, cq_keeps_completions_past_its_first_capacity);
 	suite_add_tcase(s, read);
 
 	tcase_set_timeout(wait, 30);
