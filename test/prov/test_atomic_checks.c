@@ -453,6 +453,46 @@ START_TEST(posted_atomics_past_a_full_ring_wait_and_land)
 }
 END_TEST
 
+/*
+ * Twice as many fetches as an idle target's ring holds: the first ring's
+ * worth go straight into the ring, the rest wait in the initiator's queue
+ * behind them, and each gets the old value of its turn: before + i.
+ */
+START_TEST(fetches_past_a_full_ring_get_their_turns)
+{
+	struct rig *r = atomic_rig_with(ALL_ACCESS, ATOMIC_CAPS, false);
+	uint64_t before = target_word(r), one = 1;
+	enum { posts = 2 * XSHM_RING_CELLS };
+	uint64_t *res = calloc(posts, sizeof(*res));
+	struct xt_comp c;
+	int done = 0;
+
+	XT_ASSERT(res, "calloc");
+	for (int i = 0; i < posts; i++)
+		XT_POST(&r->x, fetch_add(r, &one, &res[i], r->addr, r->key,
+					 &res[i]));
+	xt_expect_none(r->x.tx, r->x.rx, 100);
+	for (int rounds = 0; done < posts && rounds < 100; rounds++) {
+		settle_target(r);
+		while (!xt_poll(r->x.tx, r->x.rx, 50, &c)) {
+			XT_ASSERT(!c.is_err, "fetch %d failed", done);
+			done++;
+		}
+	}
+	XT_ASSERT(done == posts, "%d of %d completed", done, posts);
+	for (int i = 0; i < posts; i++)
+		XT_ASSERT(res[i] == before + (uint64_t) i,
+			  "fetch %d got %llu, expected %llu", i,
+			  (unsigned long long) res[i],
+			  (unsigned long long) (before + (uint64_t) i));
+	settle_target(r);
+	XT_ASSERT(target_word(r) == before + (uint64_t) posts, "target %llu",
+		  (unsigned long long) target_word(r));
+	free(res);
+	rig_stop(r);
+}
+END_TEST
+
 /* A fetch, and a write asking for delivery, wait for the target. */
 START_TEST(fetch_waits_for_target)
 {
@@ -524,6 +564,7 @@ static Suite *atomic_checks_suite(void)
 	tcase_add_test(checks, write_atomic_completes_before_target_applies_it);
 	tcase_add_test(checks, posted_atomic_checked_by_initiator);
 	tcase_add_test(checks, posted_atomics_past_a_full_ring_wait_and_land);
+	tcase_add_test(checks, fetches_past_a_full_ring_get_their_turns);
 	tcase_add_loop_test(checks, fetch_waits_for_target, 0, 2);
 	tcase_add_test(checks, dead_target_fails_within_timeout);
 	/* atomics are optional (XT_EXTRA) */
