@@ -219,19 +219,24 @@ static int claim_holder(struct xshm_mr_pub_entry *entry, uint64_t self)
 }
 
 /* Access and the whole range, written so that no sum can wrap around. */
-static int check_entry(struct xshm_mr_pub_entry *entry, uint64_t addr,
-		       uint64_t len, uint32_t access)
+static int check_fields(uint64_t base, uint64_t size, uint32_t granted,
+			uint64_t addr, uint64_t len, uint32_t access)
 {
-	uint64_t base = atomic_load_explicit(&entry->base, memory_order_relaxed);
-	uint64_t size = atomic_load_explicit(&entry->len, memory_order_relaxed);
-	uint32_t granted = atomic_load_explicit(&entry->access,
-						memory_order_relaxed);
-
 	if ((granted & access) != access)
 		return -EACCES;
 	if (addr < base || len > size || addr - base > size - len)
 		return -EACCES;
 	return 0;
+}
+
+static int check_entry(struct xshm_mr_pub_entry *entry, uint64_t addr,
+		       uint64_t len, uint32_t access)
+{
+	return check_fields(
+		atomic_load_explicit(&entry->base, memory_order_relaxed),
+		atomic_load_explicit(&entry->len, memory_order_relaxed),
+		atomic_load_explicit(&entry->access, memory_order_relaxed),
+		addr, len, access);
 }
 
 int xshm_mr_pub_pin(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
@@ -282,6 +287,38 @@ int xshm_mr_pub_check(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
 	if (atomic_load_explicit(&entry->state, memory_order_relaxed) != state)
 		return -EBUSY;
 	return ret;
+}
+
+int xshm_mr_pub_check_seen(struct xshm_mr_pub *pub,
+			   struct xshm_mr_pub_seen *seen, uint64_t key,
+			   uint64_t addr, uint64_t len, uint32_t access)
+{
+	struct xshm_mr_pub_seen now = { .key = key };
+
+	/* ACQUIRE, as find_live's: the entry is the one seen, still live */
+	if (seen->entry && seen->key == key &&
+	    atomic_load_explicit(&seen->entry->state, memory_order_acquire) ==
+	    seen->state)
+		return check_fields(seen->base, seen->len, seen->access, addr,
+				    len, access);
+	now.entry = find_live(pub, key, &now.state);
+	if (!now.entry) {
+		seen->entry = NULL;
+		return -ENOENT;
+	}
+	now.base = atomic_load_explicit(&now.entry->base, memory_order_relaxed);
+	now.len = atomic_load_explicit(&now.entry->len, memory_order_relaxed);
+	now.access = atomic_load_explicit(&now.entry->access,
+					  memory_order_relaxed);
+	/* ACQUIRE: the fields read above come before the state read below. */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&now.entry->state, memory_order_relaxed) !=
+	    now.state) {
+		seen->entry = NULL;
+		return -EBUSY;
+	}
+	*seen = now;
+	return check_fields(now.base, now.len, now.access, addr, len, access);
 }
 
 void xshm_mr_pub_unpin(struct xshm_mr_pin *pin)

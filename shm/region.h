@@ -15,6 +15,7 @@
 
 #include "cleanup.h"
 #include "layout.h"
+#include "mr_pub.h"
 #include "pool.h"
 #include "ring.h"
 
@@ -39,6 +40,7 @@ struct xshm_region {
 	struct xshm_ring_ref ring;
 	struct xshm_pool_ref pool;
 	struct xshm_mr_pub *mr_pub;	/* published registrations (mr_pub.h) */
+	struct xshm_mr_pub_seen mr_seen;	/* this process's last check of them */
 	struct xshm_cleanup_slot *cleanup;	/* owner: unlinked on signals */
 	uint64_t mapping_id;	/* unique to this mapping in this process */
 };

@@ -133,7 +133,7 @@ static void fail_now(struct xshm_ep *ep, const struct xshm_atomic_args *args,
  * Whether args, an atomic that fetches nothing, may be posted (rma_way.c):
  * 1, 0, or the negative error its initiator's check found.
  */
-static int posted_check(const struct xshm_ep *ep, const struct xshm_peer *peer,
+static int posted_check(const struct xshm_ep *ep, struct xshm_peer *peer,
 			const struct xshm_atomic_args *args, size_t len)
 {
 	if (args->kind != XSHM_ATOMIC_WRITE)

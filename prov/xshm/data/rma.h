@@ -92,9 +92,10 @@ static inline void xshm_rma_path_forget(struct xshm_ep *ep,
 void xshm_rma_tx_done(struct xshm_ep *ep, struct xshm_tx_op *tx, bool ok);
 /*
  * Whether op, a write, may be posted: 1 yes, 0 no (it goes acked), or the
- * negative error it fails with, found here.  Under the domain lock.
+ * negative error it fails with, found here.  Under the domain lock,
+ * which also guards what peer's region keeps of the check (mr_seen).
  */
-int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
+int xshm_rma_posted_check(struct xshm_ep *ep, struct xshm_peer *peer,
 			  const struct xshm_rma_desc *op);
 /*
  * Acked writes from this size on take the single copy, whatever the ring
@@ -111,7 +112,7 @@ int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
 bool xshm_rma_buffers_free(const struct xshm_peer *peer, size_t total);
 /* The same for an atomic that writes len bytes and fetches nothing. */
 int xshm_atomic_posted_check(const struct xshm_ep *ep,
-			     const struct xshm_peer *peer, uint64_t key,
+			     struct xshm_peer *peer, uint64_t key,
 			     uint64_t addr, size_t len, uint64_t flags);
 
 /*

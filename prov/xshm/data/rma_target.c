@@ -178,11 +178,17 @@ void xshm_rma_report_served(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			    uint64_t kind, bool write, size_t len,
 			    const struct xshm_mr_entry *mr)
 {
-	struct fid_peer_cntr *mr_cntr;
+	struct fid_peer_cntr *mr_cntr =
+		mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
 	uint64_t flags = kind | (write ? FI_REMOTE_WRITE : FI_REMOTE_READ);
 	bool cq_data = cmd->flags & XSHM_CMD_REMOTE_CQ_DATA;
 	fi_addr_t src = FI_ADDR_NOTAVAIL;
 
+	/* the common case, on every streamed write and atomic: no event */
+	if (!cq_data && !mr_cntr &&
+	    !ep->rma_cntr[write ? XSHM_CNTR_REMOTE_WRITE :
+				  XSHM_CNTR_REMOTE_READ])
+		return;
 	/* only an entry, which remote CQ data asks for, names the source */
 	if (cq_data) {
 		flags |= FI_REMOTE_CQ_DATA;
@@ -190,7 +196,6 @@ void xshm_rma_report_served(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	}
 	xshm_report_rma_target(ep, flags, len, cq_data ? cmd->cq_data : 0, src,
 			       cq_data);
-	mr_cntr = mr->cntr[write ? XSHM_MR_CNTR_WRITE : XSHM_MR_CNTR_READ];
 	if (mr_cntr)
 		mr_cntr->owner_ops->inc(mr_cntr);
 }

@@ -108,11 +108,12 @@ bool xshm_rma_buffers_free(const struct xshm_peer *peer, size_t total)
 }
 
 /* The initiator's check of a write of len bytes at addr of key. */
-static int check_posted(const struct xshm_peer *peer, uint64_t key,
+static int check_posted(struct xshm_peer *peer, uint64_t key,
 			uint64_t addr, size_t len)
 {
 	struct xshm_mr_pub *pub = peer->region.mr_pub;
-	int ret = xshm_mr_pub_check(pub, key, addr, len, XSHM_MR_PUB_WRITE);
+	int ret = xshm_mr_pub_check_seen(pub, &peer->region.mr_seen, key, addr,
+					 len, XSHM_MR_PUB_WRITE);
 
 	/* Every registration is published: the key is none. */
 	if (ret == -ENOENT &&
@@ -123,7 +124,7 @@ static int check_posted(const struct xshm_peer *peer, uint64_t key,
 	return !ret;
 }
 
-int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
+int xshm_rma_posted_check(struct xshm_ep *ep, struct xshm_peer *peer,
 			  const struct xshm_rma_desc *op)
 {
 	if (!op->write || op->total > xshm_posted_max() ||
@@ -139,7 +140,7 @@ int xshm_rma_posted_check(struct xshm_ep *ep, const struct xshm_peer *peer,
  * unacked, completed once in the ring, applied by the target as any other.
  */
 int xshm_atomic_posted_check(const struct xshm_ep *ep,
-			     const struct xshm_peer *peer, uint64_t key,
+			     struct xshm_peer *peer, uint64_t key,
 			     uint64_t addr, size_t len, uint64_t flags)
 {
 	if (xshm_params.rma_fast != XSHM_RMA_FAST_AUTO ||
