@@ -289,23 +289,17 @@ int xshm_mr_pub_check(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
 	return ret;
 }
 
-int xshm_mr_pub_check_seen(struct xshm_mr_pub *pub,
-			   struct xshm_mr_pub_seen *seen, uint64_t key,
-			   uint64_t addr, uint64_t len, uint32_t access)
+/* xshm_mr_pub_check, keeping in seen what it found live. */
+static int check_afresh(struct xshm_mr_pub *pub, struct xshm_mr_pub_seen *seen,
+			uint64_t key, uint64_t addr, uint64_t len,
+			uint32_t access)
 {
 	struct xshm_mr_pub_seen now = { .key = key };
 
-	/* ACQUIRE, as find_live's: the entry is the one seen, still live */
-	if (seen->entry && seen->key == key &&
-	    atomic_load_explicit(&seen->entry->state, memory_order_acquire) ==
-	    seen->state)
-		return check_fields(seen->base, seen->len, seen->access, addr,
-				    len, access);
+	seen->entry = NULL;
 	now.entry = find_live(pub, key, &now.state);
-	if (!now.entry) {
-		seen->entry = NULL;
+	if (!now.entry)
 		return -ENOENT;
-	}
 	now.base = atomic_load_explicit(&now.entry->base, memory_order_relaxed);
 	now.len = atomic_load_explicit(&now.entry->len, memory_order_relaxed);
 	now.access = atomic_load_explicit(&now.entry->access,
@@ -313,12 +307,23 @@ int xshm_mr_pub_check_seen(struct xshm_mr_pub *pub,
 	/* ACQUIRE: the fields read above come before the state read below. */
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&now.entry->state, memory_order_relaxed) !=
-	    now.state) {
-		seen->entry = NULL;
+	    now.state)
 		return -EBUSY;
-	}
 	*seen = now;
 	return check_fields(now.base, now.len, now.access, addr, len, access);
+}
+
+int xshm_mr_pub_check_seen(struct xshm_mr_pub *pub,
+			   struct xshm_mr_pub_seen *seen, uint64_t key,
+			   uint64_t addr, uint64_t len, uint32_t access)
+{
+	/* ACQUIRE, as find_live's: the entry is the one seen, still live */
+	if (seen->entry && seen->key == key &&
+	    atomic_load_explicit(&seen->entry->state, memory_order_acquire) ==
+	    seen->state)
+		return check_fields(seen->base, seen->len, seen->access, addr,
+				    len, access);
+	return check_afresh(pub, seen, key, addr, len, access);
 }
 
 void xshm_mr_pub_unpin(struct xshm_mr_pin *pin)

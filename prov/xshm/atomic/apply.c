@@ -20,9 +20,6 @@ typedef float complex cfloat;
 typedef double complex cdouble;
 typedef long double complex cldouble;
 
-typedef void (*apply_fn)(void *dst, const void *src, const void *cmp,
-			 size_t count);
-
 /* fn_<name>_<type>: for each element, a = the target, b, c as above. */
 #define DEF(name, T, expr)						\
 	static void fn_##name##_##T(void *dst, const void *src,		\
@@ -93,7 +90,7 @@ FOR_REAL(DEF, cswap_gt, c > a ? b : a)
 FOR_INT(DEF, mswap, (b & c) | (a & ~c))
 #pragma GCC diagnostic pop
 
-static const apply_fn table[FI_ATOMIC_OP_LAST][FI_DATATYPE_LAST] = {
+const xshm_atomic_fn xshm_atomic_fns[FI_ATOMIC_OP_LAST][FI_DATATYPE_LAST] = {
 	[FI_MIN] = { ROW_REAL(min) },
 	[FI_MAX] = { ROW_REAL(max) },
 	[FI_SUM] = { ROW_ALL(sum) },
@@ -115,7 +112,7 @@ static const apply_fn table[FI_ATOMIC_OP_LAST][FI_DATATYPE_LAST] = {
 	[FI_MSWAP] = { ROW_INT(mswap) },
 };
 
-static const size_t type_size[FI_DATATYPE_LAST] = {
+const size_t xshm_atomic_sizes[FI_DATATYPE_LAST] = {
 	[FI_INT8] = 1, [FI_UINT8] = 1, [FI_INT16] = 2, [FI_UINT16] = 2,
 	[FI_INT32] = 4, [FI_UINT32] = 4, [FI_INT64] = 8, [FI_UINT64] = 8,
 	[FI_FLOAT] = sizeof(float), [FI_DOUBLE] = sizeof(double),
@@ -125,7 +122,7 @@ static const size_t type_size[FI_DATATYPE_LAST] = {
 	[FI_LONG_DOUBLE_COMPLEX] = sizeof(cldouble),
 };
 
-static const size_t type_align[FI_DATATYPE_LAST] = {
+const size_t xshm_atomic_aligns[FI_DATATYPE_LAST] = {
 	[FI_INT8] = 1, [FI_UINT8] = 1, [FI_INT16] = 2, [FI_UINT16] = 2,
 	[FI_INT32] = 4, [FI_UINT32] = 4,
 	[FI_INT64] = alignof(int64_t), [FI_UINT64] = alignof(uint64_t),
@@ -139,42 +136,8 @@ static const size_t type_align[FI_DATATYPE_LAST] = {
 static_assert(XSHM_ATOMIC_MAX_BYTES % sizeof(cldouble) == 0,
 	      "whole elements of the largest datatype");
 
-/* Which operations each kind of call takes (fi_atomic(3)). */
-static bool kind_takes(int kind, int op)
-{
-	switch (kind) {
-	case XSHM_ATOMIC_WRITE:
-		return op <= FI_BXOR || op == FI_ATOMIC_WRITE;
-	case XSHM_ATOMIC_FETCH:
-		return op <= FI_ATOMIC_WRITE;
-	case XSHM_ATOMIC_COMPARE:
-		return op >= FI_CSWAP && op <= FI_MSWAP;
-	default:
-		return false;
-	}
-}
-
-bool xshm_atomic_supported(int kind, int op, int datatype)
-{
-	return op >= 0 && op < FI_ATOMIC_OP_LAST && datatype >= 0 &&
-	       datatype < FI_DATATYPE_LAST && kind_takes(kind, op) &&
-	       table[op][datatype];
-}
-
-size_t xshm_atomic_type_size(int datatype)
-{
-	return datatype >= 0 && datatype < FI_DATATYPE_LAST ?
-	       type_size[datatype] : 0;
-}
-
-bool xshm_atomic_aligned(int datatype, const void *p)
-{
-	return datatype >= 0 && datatype < FI_DATATYPE_LAST &&
-	       (uintptr_t) p % type_align[datatype] == 0;
-}
-
 void xshm_atomic_apply(int op, int datatype, void *dst, const void *src,
 		       const void *cmp, size_t count)
 {
-	table[op][datatype](dst, src, cmp, count);
+	xshm_atomic_fns[op][datatype](dst, src, cmp, count);
 }
