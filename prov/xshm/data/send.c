@@ -201,18 +201,20 @@ static void warm_next(struct xshm_ep *ep, fi_addr_t dest,
 }
 
 /*
- * The common send, whole in its cells or one bounce buffer, with nothing
- * queued before it and no ack to wait for: no xshm_tx_op is built.  0 when
- * pushed, else why not, as xshm_send returns it.
+ * The common send, whole where says (whole_kind_of) in its cells or one
+ * bounce buffer, with nothing queued before it and no ack to wait for: no
+ * xshm_tx_op is built.  0 when pushed, else why not, as xshm_send returns
+ * it.  Inline: xshm_send_one's copy, where is WHOLE_SHORT, keeps only what
+ * a short message needs.
  */
-static ssize_t send_whole(struct xshm_ep *ep, struct xshm_peer *peer,
-			  uint32_t timed_id, uint8_t kind,
-			  const struct iovec *iov, size_t count, size_t total,
-			  fi_addr_t dest, uint64_t tag, uint64_t data,
-			  void *context, uint64_t flags)
+static inline __attribute__((always_inline))
+ssize_t send_whole(struct xshm_ep *ep, struct xshm_peer *peer,
+		   enum whole_kind where, uint32_t timed_id, uint8_t kind,
+		   const struct iovec *iov, size_t count, size_t total,
+		   fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+		   uint64_t flags)
 {
 	struct xshm_region *region = &peer->region;
-	enum whole_kind where = whole_kind_of(ep, region, total, flags);
 	uint32_t index = 0;
 	struct xshm_cmd *cmd;
 	uint64_t pos, start;
@@ -282,11 +284,54 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		path = xshm_path_choose(ep, peer, iov, count, total, dest,
 					flags);
 	if (!ret && takes_whole_path(ep, &peer->region, &path, total, flags))
-		ret = send_whole(ep, peer, path.timed_id, kind, iov, count,
-				 total, dest, tag, data, context, flags);
+		ret = send_whole(ep, peer,
+				 whole_kind_of(ep, &peer->region, total, flags),
+				 path.timed_id, kind, iov, count, total, dest,
+				 tag, data, context, flags);
 	else if (!ret)
 		ret = xshm_send_op(ep, peer, &path, kind, iov, count, total,
 				   dest, tag, data, context, flags);
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+/*
+ * What xshm_send_one takes: a send that xshm_send would check and push
+ * whole in one cell after the short header, with no path to choose (so
+ * no single copy, nothing timed), nothing queued before it and no ack.
+ */
+static bool short_send(const struct xshm_ep *ep, const void *buf, size_t len,
+		       uint64_t flags)
+{
+	return ep->enabled && ep->tx_iov_limit && (buf || !len) &&
+	       len <= XSHM_SHORT_MAX && len <= xshm_params.path_min &&
+	       !(flags & (FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE |
+			  FI_MATCH_COMPLETE | FI_FENCE)) &&
+	       xshm_dlist_empty(&ep->tx_queue);
+}
+
+/*
+ * A ping-pong and a stream send between two messages, on the critical
+ * path: a send of one short buffer skips the general path's argument
+ * checks and choices (372 instructions a tagged send of 8 bytes through
+ * xshm_send, callgrind).
+ */
+ssize_t xshm_send_one(struct xshm_ep *ep, uint8_t kind, const void *buf,
+		      size_t len, fi_addr_t dest, uint64_t tag, void *context,
+		      uint64_t flags)
+{
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+	struct xshm_peer *peer;
+	ssize_t ret;
+
+	if (!short_send(ep, buf, len, flags))
+		return xshm_send(ep, kind, &iov, 1, dest, tag, 0, context,
+				 flags);
+	xshm_lock_acquire(&ep->domain->lock);
+	ret = xshm_av_peer(ep->av, dest, &peer);
+	if (!ret)
+		ret = send_whole(ep, peer, WHOLE_SHORT, 0, kind, &iov, 1, len,
+				 dest, tag, 0, context, flags);
 	xshm_lock_release(&ep->domain->lock);
 	return ret;
 }

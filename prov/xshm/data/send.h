@@ -52,6 +52,10 @@ ssize_t xshm_tx_check(const struct xshm_ep *ep, const struct iovec *iov,
 ssize_t xshm_send(struct xshm_ep *ep, uint8_t op, const struct iovec *iov,
 		  size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
 		  void *context, uint64_t flags);
+/* xshm_send of one buffer, short ones without the general path. */
+ssize_t xshm_send_one(struct xshm_ep *ep, uint8_t op, const void *buf,
+		      size_t len, fi_addr_t dest, uint64_t tag, void *context,
+		      uint64_t flags);
 void xshm_tx_progress(struct xshm_ep *ep);
 ssize_t xshm_tx_cancel(struct xshm_ep *ep, void *context);
 void xshm_tx_abort_all(struct xshm_ep *ep);

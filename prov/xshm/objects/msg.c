@@ -53,10 +53,9 @@ static ssize_t xshm_msg_send(struct fid_ep *ep_fid, const void *buf, size_t len,
 			     void *desc, fi_addr_t dest, void *context)
 {
 	struct xshm_ep *ep = to_ep(ep_fid);
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return xshm_send(ep, XSHM_OP_MSG, &iov, 1, dest, 0, 0, context,
-			 xshm_tx_flags(ep, ep->tx_op_flags));
+	return xshm_send_one(ep, XSHM_OP_MSG, buf, len, dest, 0, context,
+			     xshm_tx_flags(ep, ep->tx_op_flags));
 }
 
 static ssize_t xshm_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -86,10 +85,8 @@ static ssize_t xshm_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 static ssize_t xshm_msg_inject(struct fid_ep *ep_fid, const void *buf,
 			       size_t len, fi_addr_t dest)
 {
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-
-	return xshm_send(to_ep(ep_fid), XSHM_OP_MSG, &iov, 1, dest, 0, 0, NULL,
-			 FI_INJECT);
+	return xshm_send_one(to_ep(ep_fid), XSHM_OP_MSG, buf, len, dest, 0, NULL,
+			     FI_INJECT);
 }
 
 static ssize_t xshm_msg_senddata(struct fid_ep *ep_fid, const void *buf,

@@ -56,10 +56,9 @@ static ssize_t xshm_tsend(struct fid_ep *ep_fid, const void *buf, size_t len,
 			  void *context)
 {
 	struct xshm_ep *ep = to_ep(ep_fid);
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 
-	return xshm_send(ep, XSHM_OP_TAGGED, &iov, 1, dest, tag, 0, context,
-			 xshm_tx_flags(ep, ep->tx_op_flags));
+	return xshm_send_one(ep, XSHM_OP_TAGGED, buf, len, dest, tag, context,
+			     xshm_tx_flags(ep, ep->tx_op_flags));
 }
 
 static ssize_t xshm_tsendv(struct fid_ep *ep_fid, const struct iovec *iov,
@@ -89,10 +88,8 @@ static ssize_t xshm_tsendmsg(struct fid_ep *ep_fid,
 static ssize_t xshm_tinject(struct fid_ep *ep_fid, const void *buf, size_t len,
 			    fi_addr_t dest, uint64_t tag)
 {
-	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-
-	return xshm_send(to_ep(ep_fid), XSHM_OP_TAGGED, &iov, 1, dest, tag, 0,
-			 NULL, FI_INJECT);
+	return xshm_send_one(to_ep(ep_fid), XSHM_OP_TAGGED, buf, len, dest, tag,
+			     NULL, FI_INJECT);
 }
 
 static ssize_t xshm_tsenddata(struct fid_ep *ep_fid, const void *buf,
