@@ -236,6 +236,39 @@ static uint32_t handle_whole(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	return whole_cells(cmd, pieces);
 }
 
+/*
+ * handle_whole for the common small message, whole in its cell after the
+ * short header (no remote CQ data, ack or timing, one piece): what it
+ * cannot have is not asked.  A tagged message of 8 bytes took 392
+ * instructions through whole_payload and handle_whole (callgrind).
+ */
+static uint32_t handle_short(struct xshm_ep *ep, const struct xshm_cmd *cmd,
+			     const void *data)
+{
+	struct fi_peer_rx_entry *entry = NULL;
+	struct rx_payload one;
+	fi_addr_t src;
+	int ret;
+
+	prefetch_payload(data, cmd->msg_size);
+	if (!sender_src(ep, cmd->src_ep_id, &src))
+		return 1;
+	ret = get_entry(ep, cmd, src, &entry);
+	if (ret || entry->count != 1 || entry->iov[0].iov_len < cmd->msg_size) {
+		one.piece[0] = data;
+		one.len[0] = cmd->msg_size;
+		one.count = 1;
+		return xshm_rx_match_first(ep, cmd, &one, src, entry, ret);
+	}
+	copy_from_cell(entry->iov[0].iov_base, data, cmd->msg_size);
+	xshm_report_rx_entry(ep, entry, comp_flags(cmd->op, 0, entry),
+			     cmd->msg_size, 0,
+			     cmd->op == XSHM_OP_TAGGED ? cmd->tag : 0);
+	entry->srx->owner_ops->free_entry(entry);
+	xshm_path_received(ep, cmd->src_ep_id, 0, 0, cmd->msg_size, 0, 0);
+	return 1;
+}
+
 static bool handle_first(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 			 const struct rx_payload *payload)
 {
@@ -398,6 +431,10 @@ uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *shared)
 	struct xshm_rts rts;
 
 	read_cmd(&cmd, shared);
+	if (cmd.proto == XSHM_PROTO_SHORT &&
+	    (cmd.op == XSHM_OP_MSG || cmd.op == XSHM_OP_TAGGED) &&
+	    cmd.chunk_len <= XSHM_SHORT_MAX)
+		return handle_short(ep, &cmd, shared->short_data);
 	whole = whole_payload(ep, &cmd, shared, &payload);
 	if (whole) {
 		uint32_t cells = handle_whole(ep, &cmd, whole, &payload);
