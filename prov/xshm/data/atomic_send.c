@@ -174,6 +174,46 @@ static void *fill_short(struct xshm_cmd *cmd, const struct xshm_ep *ep,
 	return cmd->short_data + sizeof(head);
 }
 
+/* Whether args' command, posted or not, is short (short_fits). */
+static bool args_short(const struct xshm_atomic_args *args, size_t len,
+		       bool posted)
+{
+	return short_fits(args->kind, posted, len, operand_bytes(args, len),
+			  args->flags & FI_REMOTE_CQ_DATA ?
+			  XSHM_CMD_REMOTE_CQ_DATA : 0);
+}
+
+/*
+ * Pushes args' short command, with hdr and ack_id as fill_short takes
+ * them, straight from the call's buffers; false when the target's ring
+ * has no cell for it now.  Inline, so that a posted write's copy keeps
+ * only what a write carries.
+ */
+static inline __attribute__((always_inline))
+bool push_short(struct xshm_ep *ep, struct xshm_peer *peer,
+		       const struct xshm_atomic_args *args, size_t len,
+		       const struct xshm_atomic *hdr, uint32_t ack_id,
+		       bool posted)
+{
+	unsigned char *operands;
+	struct xshm_cmd *cmd;
+	uint64_t pos;
+
+	cmd = xshm_ring_reserve(&peer->region.ring, &pos);
+	if (!cmd)
+		return false;
+	operands = fill_short(cmd, ep, hdr, ack_id, posted,
+			      operand_bytes(args, len));
+	if (posted)	/* a write: its operands are its src's len bytes */
+		xshm_iov_copy_from(operands, args->src, args->src_count, 0,
+				   len);
+	else
+		copy_operands(operands, args, len);
+	xshm_ring_commit(&peer->region.ring, cmd, pos);
+	xshm_doorbell_ring(&peer->region);
+	return true;
+}
+
 /*
  * A posted atomic whose command is short, pushed into the target's ring
  * straight from the call's buffers: no struct xshm_atomic_op to fill and
@@ -188,23 +228,10 @@ static int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
 		.datatype = args->datatype, .kind = args->kind,
 		.count = (uint32_t) args->count,
 	};
-	/* posted, so a write: its operands are its src's len bytes */
-	size_t operand_len = operand_bytes(args, len);
-	struct xshm_cmd *cmd;
-	uint64_t pos;
 
-	if (!short_fits(args->kind, true, len, operand_len,
-			args->flags & FI_REMOTE_CQ_DATA ?
-			XSHM_CMD_REMOTE_CQ_DATA : 0))
+	if (!args_short(args, len, true))
 		return 1;
-	cmd = xshm_ring_reserve(&peer->region.ring, &pos);
-	if (!cmd)
-		return -FI_EAGAIN;
-	xshm_iov_copy_from(fill_short(cmd, ep, &hdr, 0, true, operand_len),
-			   args->src, args->src_count, 0, len);
-	xshm_ring_commit(&peer->region.ring, cmd, pos);
-	xshm_doorbell_ring(&peer->region);
-	return 0;
+	return push_short(ep, peer, args, len, &hdr, 0, true) ? 0 : -FI_EAGAIN;
 }
 
 /*
@@ -213,33 +240,24 @@ static int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
  * then waiting for the old values in ep->tx_wait_ack, as one pushed from
  * the queue would (rma_send.c).  Fetches one at a time (test/bench/rma -m
  * atomic_lat, callgrind) took 526 instructions an operation here through
- * the queue.  0 when pushed, 1 when it takes the queue.
+ * the queue.  0 when pushed, 1 when it takes the queue (its ack id, taken
+ * here, is then not used).
  */
 static int push_waiting_now(struct xshm_ep *ep, struct xshm_peer *peer,
 			    const struct xshm_atomic_args *args, size_t len)
 {
-	size_t operand_len = operand_bytes(args, len);
 	struct xshm_atomic_op *op;
-	struct xshm_cmd *cmd;
-	uint64_t pos;
 
-	if (!short_fits(args->kind, false, len, operand_len,
-			args->flags & FI_REMOTE_CQ_DATA ?
-			XSHM_CMD_REMOTE_CQ_DATA : 0))
+	if (!args_short(args, len, false))
 		return 1;
 	op = xshm_block_alloc(&ep->tx_blocks, sizeof(*op));
 	if (!op)
 		return 1;
-	cmd = xshm_ring_reserve(&peer->region.ring, &pos);
-	if (!cmd) {
+	fill_op_head(op, ep, peer, args, len, false);
+	if (!push_short(ep, peer, args, len, &op->hdr, op->tx.ack_id, false)) {
 		xshm_block_free(&ep->tx_blocks, op);
 		return 1;
 	}
-	fill_op_head(op, ep, peer, args, len, false);
-	copy_operands(fill_short(cmd, ep, &op->hdr, op->tx.ack_id, false,
-				 operand_len), args, len);
-	xshm_ring_commit(&peer->region.ring, cmd, pos);
-	xshm_doorbell_ring(&peer->region);
 	op->tx.sent = op->tx.total;
 	xshm_dlist_append(&ep->tx_wait_ack, &op->tx.link);
 	return 0;
