@@ -298,9 +298,9 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 /*
  * What xshm_send_one takes: a send that xshm_send would check and push
  * whole in one cell after the short header, with no path to choose (so
- * no single copy, nothing timed), nothing queued before it and no ack.
- * Under the domain's lock: other threads queue sends (test_threads under
- * ThreadSanitizer caught tx_queue read without it).
+ * no single copy, nothing timed) and no ack; it also needs nothing queued
+ * before it, which only the domain's lock lets it read (other threads
+ * queue sends: test_threads under ThreadSanitizer caught it read without).
  */
 static bool short_send(const struct xshm_ep *ep, const void *buf, size_t len,
 		       uint64_t flags)
@@ -308,8 +308,7 @@ static bool short_send(const struct xshm_ep *ep, const void *buf, size_t len,
 	return ep->enabled && ep->tx_iov_limit && (buf || !len) &&
 	       len <= XSHM_SHORT_MAX && len <= xshm_params.path_min &&
 	       !(flags & (FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE |
-			  FI_MATCH_COMPLETE | FI_FENCE)) &&
-	       xshm_dlist_empty(&ep->tx_queue);
+			  FI_MATCH_COMPLETE | FI_FENCE));
 }
 
 /*
@@ -326,8 +325,11 @@ ssize_t xshm_send_one(struct xshm_ep *ep, uint8_t kind, const void *buf,
 	struct xshm_peer *peer;
 	ssize_t ret;
 
+	if (!short_send(ep, buf, len, flags))
+		return xshm_send(ep, kind, &iov, 1, dest, tag, 0, context,
+				 flags);
 	xshm_lock_acquire(&ep->domain->lock);
-	if (!short_send(ep, buf, len, flags)) {
+	if (!xshm_dlist_empty(&ep->tx_queue)) {
 		xshm_lock_release(&ep->domain->lock);
 		return xshm_send(ep, kind, &iov, 1, dest, tag, 0, context,
 				 flags);
