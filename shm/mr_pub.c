@@ -46,7 +46,7 @@ static void write_fields(struct xshm_mr_pub_entry *entry,
 			 const struct xshm_mr_pub_desc *desc)
 {
 	/*
-	 * RELEASE: an unpinned reader (xshm_mr_pub_check) that reads one of
+	 * RELEASE: an unpinned reader (xshm_mr_pub_check_seen) that reads one of
 	 * the fields below then sees the withdrawal before them.
 	 */
 	atomic_thread_fence(memory_order_release);
@@ -271,25 +271,10 @@ int xshm_mr_pub_pin(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
 	return 0;
 }
 
-int xshm_mr_pub_check(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
-		      uint64_t len, uint32_t access)
-{
-	struct xshm_mr_pub_entry *entry;
-	uint64_t state;
-	int ret;
-
-	entry = find_live(pub, key, &state);
-	if (!entry)
-		return -ENOENT;
-	ret = check_entry(entry, addr, len, access);
-	/* ACQUIRE: the fields read above come before the state read below. */
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&entry->state, memory_order_relaxed) != state)
-		return -EBUSY;
-	return ret;
-}
-
-/* xshm_mr_pub_check, keeping in seen what it found live. */
+/*
+ * The check without a pin, from the table: the entry's fields between two
+ * reads of its state (the seqlock of mr_pub.h), kept in seen when live.
+ */
 static int check_afresh(struct xshm_mr_pub *pub, struct xshm_mr_pub_seen *seen,
 			uint64_t key, uint64_t addr, uint64_t len,
 			uint32_t access)

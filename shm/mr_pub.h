@@ -92,13 +92,6 @@ int xshm_mr_pub_pin(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
 		    uint64_t len, uint32_t access, struct xshm_mr_pin *pin);
 void xshm_mr_pub_unpin(struct xshm_mr_pin *pin);
 /*
- * Initiator: whether key grants access to [addr, addr + len), as
- * xshm_mr_pub_pin answers, pinning nothing: it holds when checked only.
- */
-int xshm_mr_pub_check(struct xshm_mr_pub *pub, uint64_t key, uint64_t addr,
-		      uint64_t len, uint32_t access);
-
-/*
  * What an initiator's last check of one table found: an entry live under
  * state, and its fields as read then.  While the entry's state is still
  * that, the owner has rewritten none of them (a withdrawal changes the
@@ -115,9 +108,12 @@ struct xshm_mr_pub_seen {
 };
 
 /*
- * xshm_mr_pub_check through seen, which it refreshes: the same answers.
- * Posted adds streamed to one target took 65 instructions an operation
- * in xshm_mr_pub_check.
+ * Initiator: whether key grants access to [addr, addr + len), as
+ * xshm_mr_pub_pin answers, pinning nothing: it holds when checked only.
+ * Answered from seen while its entry's state is unchanged, else from the
+ * table (seen refreshed); a zeroed seen asks the table.  Posted adds
+ * streamed to one target took 65 instructions an operation asking the
+ * table each time.
  */
 int xshm_mr_pub_check_seen(struct xshm_mr_pub *pub,
 			   struct xshm_mr_pub_seen *seen, uint64_t key,

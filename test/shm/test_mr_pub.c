@@ -1,7 +1,7 @@
 /*
- * Unit tests of shm/mr_pub.c's checks without a pin: xshm_mr_pub_check_seen
- * answers as xshm_mr_pub_check does, and what it keeps of its last check
- * never outlives the entry it was read from.
+ * Unit tests of shm/mr_pub.c's check without a pin: answered from what
+ * xshm_mr_pub_check_seen kept of its last check, it gives what the table
+ * gives, and what it keeps never outlives the entry it was read from.
  */
 #include <check.h>
 #include <errno.h>
@@ -36,11 +36,15 @@ static void publish(struct xshm_mr_pub *pub, uint64_t key, uint64_t base,
 	ck_assert_int_eq(xshm_mr_pub_add(pub, &desc), 0);
 }
 
-/* Both checks, which must agree; returns their answer. */
+/*
+ * The check through seen and the check from the table (a zeroed seen),
+ * which must agree; returns their answer.
+ */
 static int both(struct xshm_mr_pub *pub, struct xshm_mr_pub_seen *seen,
 		uint64_t key, uint64_t addr, uint64_t len, uint32_t access)
 {
-	int plain = xshm_mr_pub_check(pub, key, addr, len, access);
+	struct xshm_mr_pub_seen fresh = { 0 };
+	int plain = xshm_mr_pub_check_seen(pub, &fresh, key, addr, len, access);
 	int through_seen = xshm_mr_pub_check_seen(pub, seen, key, addr, len,
 						  access);
 
