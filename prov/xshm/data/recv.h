@@ -50,10 +50,6 @@ struct xshm_rx_msg {
 ssize_t xshm_recv(struct xshm_ep *ep, bool tagged, const struct iovec *iov,
 		  void **desc, size_t count, fi_addr_t src, uint64_t tag,
 		  uint64_t ignore, void *context, uint64_t flags);
-/* fi_recv and fi_trecv: one buffer (recv_post.c). */
-ssize_t xshm_recv_one(struct xshm_ep *ep, bool tagged, void *buf, size_t len,
-		      void *desc, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		      void *context, uint64_t flags);
 uint32_t xshm_rx_handle_cmd(struct xshm_ep *ep, const struct xshm_cmd *cmd);
 void xshm_rx_abort_all(struct xshm_ep *ep);
 void xshm_rx_sender_died(struct xshm_rx_msg *msg);

@@ -1,6 +1,7 @@
 /* Untagged message calls (fi_msg(3)): argument shaping only. */
 #include "base/list.h"
 #include "data/recv.h"
+#include "data/recv_one.h"
 #include "data/send.h"
 #include "objects/ep.h"
 #include "xshm/fi_xshm.h"

@@ -362,8 +362,10 @@ bool fill_multi_recv(struct xshm_srx *srx, struct xshm_rx_entry *parent,
 	return false;
 }
 
-ssize_t xshm_srx_post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
+static inline __attribute__((always_inline))
+ssize_t post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
 {
+	bool multi_recv = recv->flags & FI_MULTI_RECV;
 	struct xshm_rx_entry *entry;
 
 	if (srx->posted >= srx->max_posted)
@@ -386,7 +388,7 @@ ssize_t xshm_srx_post_new(struct xshm_srx *srx, const struct xshm_recv_args *rec
 	entry->peer.owner_context = NULL;
 	entry->peer.iov = entry->iov;
 	entry->ignore = recv->ignore;
-	entry->multi_recv = recv->flags & FI_MULTI_RECV;
+	entry->multi_recv = multi_recv;
 	entry->multi_used = 0;
 	entry->src_ep_id = recv->src_ep_id;
 	entry->next_free = NULL;
@@ -398,9 +400,33 @@ ssize_t xshm_srx_post_new(struct xshm_srx *srx, const struct xshm_recv_args *rec
 	srx->posted++;
 	if (recv->src != FI_ADDR_UNSPEC)
 		srx->directed++;
-	if (entry->multi_recv)
+	if (multi_recv)	/* a local: _one folds it away */
 		fill_multi_recv(srx, entry, recv);
 	return 0;
+}
+
+ssize_t xshm_srx_post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv)
+{
+	return post_new(srx, recv);
+}
+
+/*
+ * post_new with the arguments of fi_recv and fi_trecv's common case folded
+ * in: one buffer, any source, no multi-receive.  A stream's receiver posts
+ * a window of these between two windows, on the sender's critical path.
+ */
+ssize_t xshm_srx_post_one(struct xshm_srx *srx, bool tagged, void *buf,
+			  size_t len, void *desc, uint64_t tag, uint64_t ignore,
+			  void *context, uint64_t flags)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct xshm_recv_args recv = {
+		.tagged = tagged, .iov = &iov, .desc = &desc, .count = 1,
+		.src = FI_ADDR_UNSPEC, .tag = tag, .ignore = ignore,
+		.context = context, .flags = flags & FI_COMPLETION,
+	};
+
+	return post_new(srx, &recv);
 }
 
 /* A receive posted by the application: match a held message or queue it. */

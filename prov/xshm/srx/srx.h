@@ -71,9 +71,13 @@ ssize_t xshm_srx_post(struct xshm_srx *srx, struct xshm_ep *ep,
 		      const struct xshm_recv_args *recv);
 /*
  * xshm_srx_post for a receive that no held message can meet (see
- * xshm_srx_holds) and that is no multi-receive buffer: queued at once.
+ * xshm_srx_holds): queued at once.  _one: of one buffer, from any source,
+ * no multi-receive buffer (of flags, only FI_COMPLETION counts).
  */
 ssize_t xshm_srx_post_new(struct xshm_srx *srx, const struct xshm_recv_args *recv);
+ssize_t xshm_srx_post_one(struct xshm_srx *srx, bool tagged, void *buf,
+			  size_t len, void *desc, uint64_t tag, uint64_t ignore,
+			  void *context, uint64_t flags);
 
 /* Whether srx holds unexpected messages of the kind (tagged or not). */
 static inline bool xshm_srx_holds(const struct xshm_srx *srx, bool tagged)
