@@ -25,9 +25,17 @@ void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			*cls = (struct xshm_path_class) { .chosen =
 				i < XSHM_PATH_CLASSES - 1 && top <= scopy_min ?
 				XSHM_PATH_BOUNCE : XSHM_PATH_SCOPY,
-				.in_stream = stream };
+				.in_stream = stream, .probe_run = 1 };
 		}
 	}
+}
+
+void xshm_path_choice_probe_in_runs(struct xshm_path_choice *choice,
+				    uint8_t run)
+{
+	for (int stream = 0; stream < 2; stream++)
+		for (unsigned int i = 0; i < XSHM_PATH_CLASSES; i++)
+			choice->classes[stream][i].probe_run = run ? run : 1;
 }
 
 static bool young(const struct xshm_path_class *cls, enum xshm_path path)
@@ -72,12 +80,21 @@ static uint32_t probe_every(const struct xshm_path_class *cls,
 	return XSHM_PATH_PROBE_EVERY;
 }
 
+/* Whether the class's latest pick is a probe: the last run of a period. */
+static bool probes_now(const struct xshm_path_class *cls, uint32_t every)
+{
+	uint32_t period = every * cls->probe_run;
+	uint32_t at = cls->sends % period;
+
+	return at == 0 || at > period - cls->probe_run;
+}
+
 struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)
 {
 	enum xshm_path other = other_path(cls->chosen);
 
 	cls->sends++;
-	if (cls->sends % probe_every(cls, other) == 0)
+	if (probes_now(cls, probe_every(cls, other)))
 		return (struct xshm_path_pick) { other, true };
 	return (struct xshm_path_pick) {
 		cls->chosen,

@@ -64,6 +64,7 @@ struct xshm_path_class {
 	uint32_t sends;		/* picked so far, to space probes and timings */
 	enum xshm_path chosen;
 	bool in_stream;		/* timed by its busier side's copies */
+	uint8_t probe_run;	/* consecutive probes, at least 1 */
 };
 
 /* One sender's choices for one receiver: [in a stream][size class]. */
@@ -79,10 +80,20 @@ struct xshm_path_pick {
 
 /*
  * Every class chooses first: the single copy from above scopy_min, the
- * pipeline below.  min is the smallest size with a choice.
+ * pipeline below.  min is the smallest size with a choice.  Probes come
+ * one at a time.
  */
 void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			   size_t scopy_min);
+
+/*
+ * Probes in runs of run consecutive picks (at most 255), as many in all:
+ * for a way whose operations overlap when they follow each other, so that
+ * a probe's run measures their pace where the application posts several
+ * before it waits, and not a lone one's latency.
+ */
+void xshm_path_choice_probe_in_runs(struct xshm_path_choice *choice,
+				    uint8_t run);
 
 /* The class of len bytes (more than min). */
 unsigned int xshm_path_class_of(size_t len, size_t min);

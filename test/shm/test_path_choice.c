@@ -117,6 +117,63 @@ START_TEST(the_cheaper_single_copy_is_chosen_and_the_pipeline_probed)
 }
 END_TEST
 
+/* The longest run of consecutive picks of path among n picks of cls. */
+static int longest_run(struct xshm_path_class *cls, enum xshm_path path, int n,
+		       int *total)
+{
+	int run = 0, longest = 0;
+
+	*total = 0;
+	for (int i = 0; i < n; i++) {
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+
+		run = pick.path == path ? run + 1 : 0;
+		*total += pick.path == path;
+		longest = run > longest ? run : longest;
+		if (pick.path == path)
+			ck_assert(pick.timed);
+	}
+	return longest;
+}
+
+/* Runs of 4 (rma_path.c): each path in turn while young, 4 at a time. */
+START_TEST(young_probes_in_runs_alternate_by_runs)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls;
+	int total;
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	xshm_path_choice_probe_in_runs(&c, 4);
+	cls = &c.classes[0][xshm_path_class_of(LEN, MIN)];
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(xshm_path_pick(cls).path, XSHM_PATH_BOUNCE);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(xshm_path_pick(cls).path, XSHM_PATH_SCOPY);
+	ck_assert_int_eq(longest_run(cls, XSHM_PATH_SCOPY, 56, &total), 4);
+	ck_assert_int_eq(total, 28);
+}
+END_TEST
+
+/* A grown class probes as often in runs as one at a time. */
+START_TEST(probes_in_runs_keep_their_share)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls;
+	int picked[2], total;
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	xshm_path_choice_probe_in_runs(&c, 4);
+	cls = &c.classes[0][xshm_path_class_of(LEN, MIN)];
+	run(cls, &pull_wins, 4 * 4 * XSHM_PATH_YOUNG, LEN, picked);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+	ck_assert_int_eq(longest_run(cls, XSHM_PATH_BOUNCE,
+				     4 * 4 * XSHM_PATH_PROBE_EVERY, &total), 4);
+	ck_assert_int_eq(total, 4 * 4);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
+}
+END_TEST
+
 START_TEST(the_cheaper_pipeline_is_kept_above_the_static_threshold_too)
 {
 	struct xshm_path_choice c;
@@ -358,6 +415,8 @@ int main(void)
 	tcase_add_test(tc, a_fresh_class_times_both_paths_first);
 	tcase_add_test(tc, reports_late_in_a_stream_probe_every_other_send);
 	tcase_add_test(tc, the_cheaper_single_copy_is_chosen_and_the_pipeline_probed);
+	tcase_add_test(tc, young_probes_in_runs_alternate_by_runs);
+	tcase_add_test(tc, probes_in_runs_keep_their_share);
 	tcase_add_test(tc, the_cheaper_pipeline_is_kept_above_the_static_threshold_too);
 	tcase_add_test(tc, a_path_far_behind_is_probed_rarely);
 	tcase_add_test(tc, the_first_sample_of_each_path_is_dropped);

@@ -31,6 +31,7 @@ struct xshm_rma_timing {
 	struct xshm_path_class *cls;
 	uint64_t mapping_id;	/* of the target's region: the slot's */
 	uint64_t start_ns;	/* when posted, if timed; else 0 */
+	uint64_t copies_ns;	/* ep->rma_copies.ns then */
 	size_t len;
 	enum xshm_path path;
 	bool write;
@@ -90,6 +91,13 @@ static inline void xshm_rma_path_forget(struct xshm_ep *ep,
 }
 /* The same for an acked tx, when it is an RMA operation. */
 void xshm_rma_tx_done(struct xshm_ep *ep, struct xshm_tx_op *tx, bool ok);
+/*
+ * Around an initiator's single copy: its time, while a ring operation is
+ * timed, is the initiator's and not the ring's (rma_path.c).  begin
+ * returns what end takes.
+ */
+uint64_t xshm_rma_copy_begin(const struct xshm_ep *ep);
+void xshm_rma_copy_end(struct xshm_ep *ep, uint64_t began_ns);
 /*
  * Whether op, a write, may be posted: 1 yes, 0 no (it goes acked), or the
  * negative error it fails with, found here.  Under the domain lock,

@@ -97,6 +97,7 @@ static bool fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
 	uint32_t role = op->write ? XSHM_MR_PUB_WRITE : XSHM_MR_PUB_READ;
 	struct xshm_mr_pub *pub = peer->region.mr_pub;
 	struct xshm_mr_pin pin;
+	uint64_t began_ns;
 	int ret;
 
 	if (!may_go_fast(ep, peer, role, op->flags))
@@ -120,7 +121,9 @@ static bool fast_try(struct xshm_ep *ep, struct xshm_peer *peer,
 		xshm_mr_pub_unpin(&pin);
 		return false;
 	}
+	began_ns = xshm_rma_copy_begin(ep);
 	ret = copy(ep, peer, op, &pin);
+	xshm_rma_copy_end(ep, began_ns);
 	xshm_mr_pub_unpin(&pin);
 	xshm_rma_path_done(ep, timing, !ret);
 	xshm_rma_complete_now(ep, op, ret);

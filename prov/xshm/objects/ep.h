@@ -136,9 +136,15 @@ struct xshm_ep {
 		struct xshm_path_choice choice[2];	/* [write] */
 		struct xshm_rma_pace {	/* [write][path] */
 			uint64_t done_ns;	/* the latest completion */
+			uint64_t done_copies_ns;	/* rma_copies.ns then */
 			uint32_t timed;		/* timed operations in flight */
 		} pace[2][2];
 	} rma_paths[XSHM_PATH_CHOICES];
+	/* rma_path.c: own single copies while a ring way is being timed */
+	struct xshm_rma_copies {
+		uint32_t ring_timed;	/* timed ring operations in flight */
+		uint64_t ns;		/* time in single copies meanwhile, all told */
+	} rma_copies;
 	struct xshm_path_timed {	/* path.c: sends awaiting their time */
 		uint64_t dest_ep_id;
 		uint64_t start_ns;
