@@ -56,6 +56,15 @@ struct xshm_atomic_args {
  */
 ssize_t xshm_atomic_post(struct xshm_ep *ep,
 			 const struct xshm_atomic_args *args);
+/*
+ * fi_atomic and fi_inject_atomic of one buffer (the pair of op and
+ * datatype checked), pushed and completed at once where that may be: 0;
+ * else 1, and xshm_atomic_post takes it.
+ */
+int xshm_atomic_write_short(struct xshm_ep *ep, const void *buf, size_t count,
+			    fi_addr_t dest, uint64_t addr, uint64_t key,
+			    uint8_t datatype, uint8_t op, void *context,
+			    uint64_t flags);
 /* Pushes a queued one: 0, -FI_EAGAIN, or an error (rma_send.c's loop). */
 ssize_t xshm_atomic_push(struct xshm_ep *ep, struct xshm_tx_op *tx);
 /* Elements of datatype one atomic moves at most: 0 when unsupported. */

@@ -235,6 +235,48 @@ static int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
 }
 
 /*
+ * fi_atomic and fi_inject_atomic of one buffer, the pair of operation and
+ * datatype checked: when the command is short and may be posted, with
+ * nothing queued, it is checked and pushed from the call's arguments as
+ * push_short_now would, without the general path's struct xshm_atomic_args
+ * and layers, and completed.  0 then; 1 when it takes xshm_atomic_post,
+ * which looks at all of it again.
+ */
+int xshm_atomic_write_short(struct xshm_ep *ep, const void *buf, size_t count,
+			    fi_addr_t dest, uint64_t addr, uint64_t key,
+			    uint8_t datatype, uint8_t op, void *context,
+			    uint64_t flags)
+{
+	size_t len = count * xshm_atomic_type_size(datatype);
+	struct iovec src = { .iov_base = (void *) buf, .iov_len = len };
+	struct xshm_atomic_args args = {
+		.kind = XSHM_ATOMIC_WRITE, .op = op, .src = &src,
+		.src_count = 1,
+	};
+	struct xshm_atomic hdr = {
+		.key = key, .addr = addr, .op = op, .datatype = datatype,
+		.kind = XSHM_ATOMIC_WRITE, .count = (uint32_t) count,
+	};
+	struct xshm_peer *peer;
+	int ret = 1;
+
+	if (!ep->enabled || !(ep->caps & FI_ATOMIC) || !count ||
+	    len > XSHM_RMA_SHORT_MAX || (flags & FI_REMOTE_CQ_DATA))
+		return 1;
+	xshm_lock_acquire(&ep->domain->lock);
+	if (xshm_rma_push_now(ep, flags) &&
+	    !xshm_av_peer(ep->av, dest, &peer) &&
+	    xshm_atomic_posted_check(ep, peer, key, addr, len, flags) == 1 &&
+	    push_short(ep, peer, &args, len, &hdr, 0, true)) {
+		xshm_report_tx(ep, context, FI_ATOMIC | FI_WRITE,
+			       flags & FI_COMPLETION);
+		ret = 0;
+	}
+	xshm_lock_release(&ep->domain->lock);
+	return ret;
+}
+
+/*
  * A fetch or a compare whose command is short, with nothing queued before
  * it: pushed straight from the call's buffers, its op (without operands)
  * then waiting for the old values in ep->tx_wait_ack, as one pushed from

@@ -202,16 +202,38 @@ ssize_t post_single(struct fid_ep *ep_fid, uint8_t kind,
 	return xshm_atomic_post(to_ep(ep_fid), &args);
 }
 
+/*
+ * fi_atomic and fi_inject_atomic: straight into the target's ring where
+ * they may (xshm_atomic_write_short), else shaped as the others.  Posted
+ * adds streamed to one target (test/bench/rma -m atomic_add_rate, callgrind)
+ * took 498 instructions an operation at the initiator through post_single,
+ * 434 this way.
+ */
+static inline __attribute__((always_inline))
+ssize_t post_write(struct fid_ep *ep_fid, const void *buf, size_t count,
+		   fi_addr_t dest, uint64_t addr, uint64_t key,
+		   enum fi_datatype datatype, enum fi_op op, void *context,
+		   uint64_t flags)
+{
+	if (buf && xshm_atomic_supported(XSHM_ATOMIC_WRITE, op, datatype) &&
+	    !xshm_atomic_write_short(to_ep(ep_fid), buf, count, dest, addr,
+				     key, (uint8_t) datatype, (uint8_t) op,
+				     context, flags))
+		return 0;
+	return post_single(ep_fid, XSHM_ATOMIC_WRITE,
+			   &(struct single_bufs) { .src = buf }, count, dest,
+			   addr, key, datatype, op, context, flags);
+}
+
 static ssize_t atomic_write(struct fid_ep *ep_fid, const void *buf,
 			    size_t count, void *desc, fi_addr_t dest,
 			    uint64_t addr, uint64_t key,
 			    enum fi_datatype datatype, enum fi_op op,
 			    void *context)
 {
-	return post_single(ep_fid, XSHM_ATOMIC_WRITE,
-			   &(struct single_bufs) { .src = buf }, count, dest,
-			   addr, key, datatype, op, context,
-			   xshm_tx_flags(to_ep(ep_fid), to_ep(ep_fid)->tx_op_flags));
+	return post_write(ep_fid, buf, count, dest, addr, key, datatype, op,
+			  context,
+			  xshm_tx_flags(to_ep(ep_fid), to_ep(ep_fid)->tx_op_flags));
 }
 
 static ssize_t atomic_writev(struct fid_ep *ep_fid, const struct fi_ioc *iov,
@@ -239,9 +261,8 @@ static ssize_t atomic_inject(struct fid_ep *ep_fid, const void *buf,
 			     uint64_t key, enum fi_datatype datatype,
 			     enum fi_op op)
 {
-	return post_single(ep_fid, XSHM_ATOMIC_WRITE,
-			   &(struct single_bufs) { .src = buf }, count, dest,
-			   addr, key, datatype, op, NULL, FI_INJECT);
+	return post_write(ep_fid, buf, count, dest, addr, key, datatype, op,
+			  NULL, FI_INJECT);
 }
 
 static ssize_t atomic_readwrite(struct fid_ep *ep_fid, const void *buf,
