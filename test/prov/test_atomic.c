@@ -396,6 +396,13 @@ START_TEST(count_limits)
 				       FI_CSWAP, &ctx), -FI_EINVAL);
 	XT_ASSERT_RC(fi_atomic(r->x.ep, NULL, 1, NULL, r->peer, r->addr, r->key,
 			       FI_INT8, FI_SUM, &ctx), -FI_EINVAL);
+	/* bytes that wrap around to a size that would fit */
+	XT_ASSERT_RC(fi_atomic(r->x.ep, ones, (size_t) 1 << 61, NULL, r->peer,
+			       r->addr, r->key, FI_UINT64, FI_SUM, &ctx),
+		     -FI_EINVAL);
+	XT_ASSERT_RC(fi_inject_atomic(r->x.ep, ones, ((size_t) 1 << 61) + 1,
+				      r->peer, r->addr, r->key, FI_UINT64,
+				      FI_SUM), -FI_EINVAL);
 	XT_ASSERT_RC(fi_fetch_atomic(r->x.ep, ones, 1, NULL, NULL, NULL, r->peer,
 				     r->addr, r->key, FI_INT8, FI_SUM, &ctx),
 		     -FI_EINVAL);

@@ -260,8 +260,10 @@ int xshm_atomic_write_short(struct xshm_ep *ep, const void *buf, size_t count,
 	struct xshm_peer *peer;
 	int ret = 1;
 
+	/* count first: its bytes may wrap around to a size that fits */
 	if (!ep->enabled || !(ep->caps & FI_ATOMIC) || !count ||
-	    len > XSHM_RMA_SHORT_MAX || (flags & FI_REMOTE_CQ_DATA))
+	    count > XSHM_RMA_SHORT_MAX || len > XSHM_RMA_SHORT_MAX ||
+	    (flags & FI_REMOTE_CQ_DATA))
 		return 1;
 	xshm_lock_acquire(&ep->domain->lock);
 	if (xshm_rma_push_now(ep, flags) &&
