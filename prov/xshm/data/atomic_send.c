@@ -218,10 +218,12 @@ bool push_short(struct xshm_ep *ep, struct xshm_peer *peer,
  * A posted atomic whose command is short, pushed into the target's ring
  * straight from the call's buffers: no struct xshm_atomic_op to fill and
  * copy.  0 when pushed, 1 when it is not short, -FI_EAGAIN when the ring
- * has no cell for it now.
+ * has no cell for it now.  Inline, so that xshm_atomic_write_short's
+ * constants fold into it.
  */
-static int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
-			  const struct xshm_atomic_args *args, size_t len)
+static inline __attribute__((always_inline))
+int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
+		   const struct xshm_atomic_args *args, size_t len)
 {
 	struct xshm_atomic hdr = {
 		.key = args->key, .addr = args->addr, .op = args->op,
@@ -237,10 +239,9 @@ static int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
 /*
  * fi_atomic and fi_inject_atomic of one buffer, the pair of operation and
  * datatype checked: when the command is short and may be posted, with
- * nothing queued, it is checked and pushed from the call's arguments as
- * push_short_now would, without the general path's struct xshm_atomic_args
- * and layers, and completed.  0 then; 1 when it takes xshm_atomic_post,
- * which looks at all of it again.
+ * nothing queued, it is checked and pushed (push_short_now) without the
+ * general path's shaping and layers, and completed.  0 then; 1 when it
+ * takes xshm_atomic_post, which looks at all of it again.
  */
 int xshm_atomic_write_short(struct xshm_ep *ep, const void *buf, size_t count,
 			    fi_addr_t dest, uint64_t addr, uint64_t key,
@@ -250,26 +251,22 @@ int xshm_atomic_write_short(struct xshm_ep *ep, const void *buf, size_t count,
 	size_t len = count * xshm_atomic_type_size(datatype);
 	struct iovec src = { .iov_base = (void *) buf, .iov_len = len };
 	struct xshm_atomic_args args = {
-		.kind = XSHM_ATOMIC_WRITE, .op = op, .src = &src,
-		.src_count = 1,
-	};
-	struct xshm_atomic hdr = {
-		.key = key, .addr = addr, .op = op, .datatype = datatype,
-		.kind = XSHM_ATOMIC_WRITE, .count = (uint32_t) count,
+		.kind = XSHM_ATOMIC_WRITE, .op = op, .datatype = datatype,
+		.count = count, .src = &src, .src_count = 1, .addr = addr,
+		.key = key, .flags = flags,
 	};
 	struct xshm_peer *peer;
 	int ret = 1;
 
 	/* count first: its bytes may wrap around to a size that fits */
 	if (!ep->enabled || !(ep->caps & FI_ATOMIC) || !count ||
-	    count > XSHM_RMA_SHORT_MAX || len > XSHM_RMA_SHORT_MAX ||
-	    (flags & FI_REMOTE_CQ_DATA))
+	    count > XSHM_RMA_SHORT_MAX || !args_short(&args, len, true))
 		return 1;
 	xshm_lock_acquire(&ep->domain->lock);
 	if (xshm_rma_push_now(ep, flags) &&
 	    !xshm_av_peer(ep->av, dest, &peer) &&
 	    xshm_atomic_posted_check(ep, peer, key, addr, len, flags) == 1 &&
-	    push_short(ep, peer, &args, len, &hdr, 0, true)) {
+	    !push_short_now(ep, peer, &args, len)) {
 		xshm_report_tx(ep, context, FI_ATOMIC | FI_WRITE,
 			       flags & FI_COMPLETION);
 		ret = 0;
