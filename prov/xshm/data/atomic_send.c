@@ -64,13 +64,17 @@ static size_t operand_bytes(const struct xshm_atomic_args *args, size_t len)
 	       (args->kind == XSHM_ATOMIC_COMPARE ? len : 0);
 }
 
-/* op's tx and hdr, zeroed and filled from args: all but its operands. */
+/*
+ * op's tx and hdr filled from args, the rest of tx zeroed but for the iovs
+ * past a fetch's results: all but its operands.  Zeroing the whole iov
+ * array was a third of a fetch's fill (callgrind).
+ */
 static void fill_op_head(struct xshm_atomic_op *op, struct xshm_ep *ep,
 			 const struct xshm_peer *peer,
 			 const struct xshm_atomic_args *args, size_t len,
 			 bool posted)
 {
-	memset(op, 0, sizeof(*op));
+	memset(&op->tx, 0, offsetof(struct xshm_tx_op, iov));
 	op->tx.op = XSHM_OP_ATOMIC;
 	op->tx.dest = args->dest;
 	op->tx.dest_ep_id = peer->ep_id;
@@ -96,6 +100,7 @@ static void fill_op_head(struct xshm_atomic_op *op, struct xshm_ep *ep,
 		.datatype = args->datatype, .kind = args->kind,
 		.count = (uint32_t) args->count,
 	};
+	op->len = 0;
 }
 
 /* args' operands, then its compare values: operand_bytes(args, len). */

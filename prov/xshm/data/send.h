@@ -30,7 +30,6 @@ struct xshm_tx_op {
 	void *context;
 	uint64_t comp_flags;		/* FI_SEND | FI_MSG or FI_TAGGED */
 	bool cq_entry;			/* a CQ entry wanted (counters always count) */
-	struct iovec iov[XSHM_IOV_LIMIT];
 	size_t iov_count;
 	size_t total;
 	size_t sent;
@@ -42,6 +41,8 @@ struct xshm_tx_op {
 	bool posted;			/* RMA, atomics: complete once pushed */
 	uint32_t timed_id;		/* XSHM_CMD_TIMED: its time reported */
 	struct xshm_owner dest_owner;	/* the receiver process it was posted to */
+	/* last: an op may be zeroed up to it, its first iov_count set */
+	struct iovec iov[XSHM_IOV_LIMIT];
 };
 /*
  * What every send, and every RMA operation, checks first: the endpoint
