@@ -13,6 +13,20 @@ unsigned int xshm_path_class_of(size_t len, size_t min)
 	return cls;
 }
 
+bool xshm_path_joins_stream(struct xshm_path_stream *latest, uint64_t dest,
+			    uint64_t rx_count)
+{
+	bool same_dest = latest->dest == dest;
+	bool no_receive = latest->rx_count == rx_count;
+	bool stream = same_dest && (no_receive || latest->in_run);
+
+	*latest = (struct xshm_path_stream) {
+		.dest = dest, .rx_count = rx_count,
+		.in_run = same_dest && no_receive,
+	};
+	return stream;
+}
+
 void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			   size_t scopy_min)
 {

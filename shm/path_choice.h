@@ -72,6 +72,18 @@ struct xshm_path_choice {
 	struct xshm_path_class classes[2][XSHM_PATH_CLASSES];
 };
 
+/*
+ * A sender's latest large send, which tells whether the next one joins a
+ * stream (xshm_path_joins_stream).
+ */
+struct xshm_path_stream {
+	uint64_t dest;		/* its receiver; XSHM_PATH_NO_DEST: none yet */
+	uint64_t rx_count;	/* the sender's receive completions then */
+	bool in_run;		/* it followed one to dest with none between */
+};
+
+#define XSHM_PATH_NO_DEST	UINT64_MAX
+
 /* What xshm_path_pick says for the next send. */
 struct xshm_path_pick {
 	enum xshm_path path;
@@ -94,6 +106,25 @@ void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
  */
 void xshm_path_choice_probe_in_runs(struct xshm_path_choice *choice,
 				    uint8_t run);
+
+/*
+ * Whether a large send to dest, with rx_count receive completions at its
+ * sender so far, joins a stream rather than stands alone; notes it in
+ * latest.  It does when it goes to the receiver of the latest large send
+ * and either no receive completed since, or that latest send itself
+ * followed another with none between.  In a ping-pong a receive comes
+ * between every two sends: each stands alone, as do sends to alternating
+ * receivers.  A stream of windows, each answered by its receiver (OSU's
+ * bw, test/bench/bandwidth), is one stream, the first send of each window
+ * too.  Counted alone, that first send took the bounce buffers, which a
+ * lone send finishes sooner while its sender is there to fill them; but
+ * the sender was rewriting the next buffers (-W), the rest of the window
+ * waited behind it, and 4 MiB streamed at 4.3 GB/s against 5.2 with every
+ * send on the single copy.  A stream followed by a ping-pong counts its
+ * first exchange in the stream.
+ */
+bool xshm_path_joins_stream(struct xshm_path_stream *latest, uint64_t dest,
+			    uint64_t rx_count);
 
 /* The class of len bytes (more than min). */
 unsigned int xshm_path_class_of(size_t len, size_t min);

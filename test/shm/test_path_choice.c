@@ -2,7 +2,7 @@
  * Unit tests of shm/path_choice.c, fed with made-up message times: which
  * path it picks when one costs less, that it keeps probing the other,
  * follows a change, keeps lone sends and streams and size classes apart,
- * and starts from the sizes given at init.
+ * and starts from the sizes given at init; and which sends join a stream.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -46,6 +46,67 @@ static struct xshm_path_class *fresh(struct xshm_path_choice *c, size_t len)
 	xshm_path_choice_init(c, MIN, 4096 * KiB);
 	return &c->classes[0][xshm_path_class_of(len, MIN)];
 }
+
+/* A sender that has sent nothing large yet. */
+static struct xshm_path_stream no_send_yet(void)
+{
+	return (struct xshm_path_stream) { .dest = XSHM_PATH_NO_DEST };
+}
+
+/* Each send answered before the next: its receive count grows by one. */
+START_TEST(a_ping_pong_stands_alone)
+{
+	struct xshm_path_stream latest = no_send_yet();
+
+	for (uint64_t received = 0; received < 8; received++)
+		ck_assert(!xshm_path_joins_stream(&latest, 1, received));
+}
+END_TEST
+
+START_TEST(sends_to_alternating_receivers_stand_alone)
+{
+	struct xshm_path_stream latest = no_send_yet();
+
+	for (uint64_t i = 0; i < 8; i++)
+		ck_assert(!xshm_path_joins_stream(&latest, i % 2, 0));
+}
+END_TEST
+
+/* Windows of 4 sends, each answered once by the receiver. */
+START_TEST(windows_answered_by_their_receiver_are_one_stream)
+{
+	struct xshm_path_stream latest = no_send_yet();
+
+	for (uint64_t window = 0; window < 3; window++)
+		for (int i = 0; i < 4; i++)
+			ck_assert_int_eq(xshm_path_joins_stream(&latest, 1,
+								window),
+					 window > 0 || i > 0);
+}
+END_TEST
+
+START_TEST(a_ping_pong_after_a_stream_stands_alone_from_its_second_send)
+{
+	struct xshm_path_stream latest = no_send_yet();
+
+	ck_assert(!xshm_path_joins_stream(&latest, 1, 0));
+	ck_assert(xshm_path_joins_stream(&latest, 1, 0));
+	ck_assert(xshm_path_joins_stream(&latest, 1, 1));
+	ck_assert(!xshm_path_joins_stream(&latest, 1, 2));
+	ck_assert(!xshm_path_joins_stream(&latest, 1, 3));
+}
+END_TEST
+
+START_TEST(another_receiver_ends_a_stream)
+{
+	struct xshm_path_stream latest = no_send_yet();
+
+	ck_assert(!xshm_path_joins_stream(&latest, 1, 0));
+	ck_assert(xshm_path_joins_stream(&latest, 1, 0));
+	ck_assert(!xshm_path_joins_stream(&latest, 2, 1));
+	ck_assert(!xshm_path_joins_stream(&latest, 1, 2));
+}
+END_TEST
 
 START_TEST(classes_double_from_the_minimum_and_the_last_is_open)
 {
@@ -430,6 +491,11 @@ int main(void)
 	tcase_add_test(tc, classes_and_streams_choose_apart);
 	tcase_add_test(tc, timed_sends_are_spaced);
 	tcase_add_test(tc, empty_and_huge_times_are_harmless);
+	tcase_add_test(tc, a_ping_pong_stands_alone);
+	tcase_add_test(tc, sends_to_alternating_receivers_stand_alone);
+	tcase_add_test(tc, windows_answered_by_their_receiver_are_one_stream);
+	tcase_add_test(tc, a_ping_pong_after_a_stream_stands_alone_from_its_second_send);
+	tcase_add_test(tc, another_receiver_ends_a_stream);
 	suite_add_tcase(s, tc);
 	return test_run_suite(s);
 }

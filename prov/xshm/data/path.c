@@ -36,20 +36,10 @@ static bool can_pull(const struct xshm_ep *ep, const struct xshm_region *peer,
 	       (peer->hdr->features & XSHM_FEATURE_PULL);
 }
 
-/*
- * Whether a large send joins a stream rather than stands alone: the
- * endpoint's latest large send went to the same receiver, and no receive
- * has completed since.  In a ping-pong the reply comes in between; in a
- * halo exchange the receivers alternate.
- */
+/* Whether a large send to dest joins a stream (shm/path_choice.h). */
 static bool joins_stream(struct xshm_ep *ep, fi_addr_t dest)
 {
-	bool stream = ep->large_sent.dest == dest &&
-		      ep->large_sent.rx_reported == ep->rx_reported;
-
-	ep->large_sent.dest = dest;
-	ep->large_sent.rx_reported = ep->rx_reported;
-	return stream;
+	return xshm_path_joins_stream(&ep->large_sent, dest, ep->rx_reported);
 }
 
 /*

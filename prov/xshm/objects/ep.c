@@ -455,7 +455,7 @@ int xshm_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	xshm_dlist_init(&ep->rma_queue);
 	xshm_dlist_init(&ep->rma_replies);
 	xshm_doorbell_init(&ep->doorbell);
-	ep->large_sent.dest = FI_ADDR_NOTAVAIL;
+	ep->large_sent.dest = XSHM_PATH_NO_DEST;
 	if (init_address(ep, info) ||
 	    xshm_auth_info_digest(info, &ep->auth_digest)) {
 		free(ep);

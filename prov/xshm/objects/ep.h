@@ -106,10 +106,7 @@ struct xshm_ep {
 	/* the pages under its latest large send and receive (large_path.c) */
 	struct xshm_huge_memo tx_pages, rx_pages;
 	uint64_t rx_reported;		/* receive completions, errors too */
-	struct xshm_large_sent {	/* path.c: its latest large send */
-		fi_addr_t dest;
-		uint64_t rx_reported;	/* the endpoint's count then */
-	} large_sent;
+	struct xshm_path_stream large_sent;	/* path.c: its latest one */
 	uint64_t auth_digest;		/* of its auth key, in its region; 0: none */
 	struct xshm_spare {		/* spare.c */
 		uint64_t mapping_id;	/* of the receiver's region */
