@@ -1,8 +1,9 @@
 #!/bin/bash
 # The benchmarks compare.sh runs, with the options that change what they
 # do to the buffers: -W (the sender writes each send buffer first; a
-# stream's sends in flight each get one of their own) and -R (the receiver
-# reads what it received).  Each must exit 0 and print one positive figure
+# stream's sends in flight each get one of their own), -R (the receiver
+# reads what it received) and -O (the receive buffer 16 bytes further into
+# its page than the send buffer).  Each must exit 0 and print one positive figure
 # per size.  Then incast -M -A 3: every rank reports its own mappings and
 # its peers', with three AVs open, and rank 0 maps each region file once.
 # Then rma in every mode: xshm's RMA with the registrations as offered
@@ -32,7 +33,7 @@ check() {
 	done
 }
 
-for opts in "-W" "-R" "-W -R"; do
+for opts in "-W" "-R" "-W -R" "-O 16"; do
 	check latency "-s 8,1M -i 50 $opts" 8,1048576
 	check bandwidth "-s 8,1M -i 4 $opts" 8,1048576
 	check msgrate "-i 4 $opts" 8
@@ -47,7 +48,7 @@ twice=$(awk '$1 == "#" && $2 == "rank" && $4 == "maps" { print $5 }' <<<"$out" |
 	sort | uniq -d)
 [ -z "$twice" ] || fail "incast -M -A 3: rank 0 maps a region twice: $twice"
 
-for opts in "" "-K"; do
+for opts in "" "-K" "-O 16"; do
 	for mode in write_lat read_lat write_bw read_bw; do
 		check rma "-m $mode -s 8,64K -i 20 $opts" 8,65536
 	done
@@ -56,5 +57,5 @@ for mode in atomic_lat atomic_rate atomic_add_rate cswap_lat cswap_rate; do
 	check rma "-m $mode -i 20" 8 unsupported
 	check rma "-m $mode -i 20 -p shm" 8
 done
-echo "PASS: latency, bandwidth, msgrate and incast with -W, -R and both; incast -M -A 3;" \
-	"rma in every mode"
+echo "PASS: latency, bandwidth, msgrate and incast with -W, -R, both and -O 16;" \
+	"incast -M -A 3; rma in every mode, its RMA with -K and -O 16 too"

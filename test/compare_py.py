@@ -270,7 +270,7 @@ class FloorVsLatency(unittest.TestCase):
 class Rma(unittest.TestCase):
     ARGV = argparse.Namespace(max_point_ms=200, yield_cpu=False, mean=False, bind=True,
                               huge=True, rewrite=True, read=True, rma_sizes="8,1M",
-                              rma_delivery=False)
+                              rma_delivery=False, rx_offset=None)
 
     def test_targets_against_2_6_only(self):
         got = [(compare.target_for(b, 8, "1.17"), compare.target_for(b, MIB, "2.6"))
@@ -282,6 +282,15 @@ class Rma(unittest.TestCase):
         self.assertEqual(os.path.basename(argv[0]), "rma")
         self.assertEqual(argv[1:], ["-m", "read_bw", "-p", "xshm,shm", "-r", "1", "-t",
                                     "200", "-b", "-H", "-s", "8,1M"])
+
+    def test_rx_offset_passed_to_rma_messages_and_the_floor(self):
+        args = argparse.Namespace(**{**vars(self.ARGV), "rx_offset": 16, "sizes": None})
+        rma = compare.bench_argv(args, "rma_read_lat", ["xshm"])
+        self.assertEqual(rma[rma.index("-O") + 1], "16")
+        for bench in ("latency", "floor"):
+            argv = compare.bench_argv(args, bench, ["xshm"])
+            self.assertEqual(argv[argv.index("-O") + 1], "16")
+        self.assertNotIn("-O", compare.bench_argv(self.ARGV, "rma_read_lat", ["xshm"]))
 
     def test_delivery_asked_for_with_rma_delivery(self):
         args = argparse.Namespace(**{**vars(self.ARGV), "rma_delivery": True})

@@ -1,8 +1,8 @@
 #!/bin/bash
 # test/bench/copy_floor, the floor compare.sh sets beside xshm's large
 # messages: every method copies every size whole (copy_floor checks the
-# bytes that arrived and exits non-zero when one is missing), with -W, and
-# -W -R, too, and prints one positive latency per method and size.  XSHM_BUILDDIR comes
+# bytes that arrived and exits non-zero when one is missing), with -W,
+# -W -R and -O 16 too, and prints one positive latency per method and size.  XSHM_BUILDDIR comes
 # from the environment.
 
 sizes=1,4097,100001,1048576
@@ -14,7 +14,7 @@ fail() {
 	exit 1
 }
 
-for opts in "" "-W" "-W -R"; do
+for opts in "" "-W" "-W -R" "-O 16"; do
 	# shellcheck disable=SC2086
 	out=$(timeout 120 "${XSHM_BUILDDIR:-.}/test/bench/copy_floor" $opts -s "$sizes" -i 20 2>&1)
 	rc=$?
@@ -28,4 +28,4 @@ for opts in "" "-W" "-W -R"; do
 		done
 	done
 done
-echo "PASS: copy_floor, 4 methods, sizes $sizes, plain, -W and -W -R"
+echo "PASS: copy_floor, 4 methods, sizes $sizes, plain, -W, -W -R and -O 16"

@@ -188,6 +188,12 @@ bool bench_opt(struct bench_opts *o, int c, const char *arg)
 	case 'H': o->huge = true; return true;
 	case 'W': o->rewrite = true; return true;
 	case 'R': o->read = true; return true;
+	case 'O':
+		o->rx_offset = (size_t) bench_number(arg, 0);
+		if (o->rx_offset >= BENCH_PAGE)
+			bench_die("-O %s: at most %d", arg, BENCH_PAGE - 1);
+		o->rx_offset_set = true;
+		return true;
 	}
 	return false;
 }
@@ -394,16 +400,17 @@ static void exchange_addresses(struct bench *b, struct bench_ctx *c)
  * the cost of a CMA copy, which pins every page it touches.  In whole huge
  * pages: the kernel leaves a part of one on 4 KiB pages.
  */
-static void *message_buffer(size_t size, bool huge)
+/* On huge pages, or at the start of a page with page_aligned, or malloc's. */
+static void *message_buffer(size_t size, bool huge, bool page_aligned)
 {
 	size_t huge_page = (size_t) 2 << 20;
 	void *buf = NULL;
 
 	if (huge)
 		size = (size + huge_page - 1) & ~(huge_page - 1);
-	if (!huge)
+	if (!huge && !page_aligned)
 		buf = malloc(size);
-	else if (posix_memalign(&buf, huge_page, size))
+	else if (posix_memalign(&buf, huge ? huge_page : BENCH_PAGE, size))
 		buf = NULL;
 	if (!buf)
 		bench_die("cannot allocate a %zu-byte buffer", size);
@@ -494,11 +501,13 @@ void bench_start(struct bench *b, const char *name, const struct bench_opts *o, 
 		bench_bind_cpu(b->rank);
 	b->bufsize = max;
 	b->tx_slots = tx_slots(o, max);
-	b->tx = message_buffer(max * b->tx_slots, o->huge);
+	b->tx = message_buffer(max * b->tx_slots, o->huge, o->rx_offset_set);
 	b->tx_busy = calloc(b->tx_slots, 1);
 	if (!b->tx_busy)
 		bench_die("out of memory");
-	b->rx = message_buffer(max, o->huge);
+	b->rx_alloc = message_buffer(max + o->rx_offset, o->huge,
+				     o->rx_offset_set);
+	b->rx = b->rx_alloc + o->rx_offset;
 	memset(b->tx, 'a' + b->rank % 26, max * b->tx_slots);
 	memset(b->rx, 0, max);
 	for (int p = 0; p < b->nprov; p++)
@@ -515,7 +524,7 @@ void bench_finish(struct bench *b)
 		close_ctx(&b->ctx[p]);
 	free(b->tx);
 	free(b->tx_busy);
-	free(b->rx);
+	free(b->rx_alloc);
 	if (b->rank != 0)
 		exit(EXIT_SUCCESS);
 	for (int r = 1; r < b->nprocs; r++) {

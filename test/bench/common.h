@@ -23,6 +23,7 @@
 #define BENCH_MAX_PROVS		4
 #define BENCH_MAX_PROCS		65
 #define BENCH_WINDOW		64
+#define BENCH_PAGE		4096	/* -O: the page its offsets are within */
 #define BENCH_TX_BYTES_MAX	((size_t) 256 << 20)	/* -W: a stream's send buffers */
 #define BENCH_WAIT_SECS		30
 #define BENCH_LAT_BLOCK		8	/* round trips timed together */
@@ -69,6 +70,7 @@ struct bench {
 	struct bench_ctx ctx[BENCH_MAX_PROVS];
 	size_t bufsize;
 	char *tx, *rx;
+	char *rx_alloc;			/* what rx was carved from (-O) */
 	bool yield;			/* -y, or more processes than cores: yield when idle */
 	size_t cq_size;			/* 0: 4 windows */
 	double max_point_us;		/* 0 or: a point stops early after this long */
@@ -108,11 +110,13 @@ struct bench_opts {
 	bool huge;		/* -H */
 	bool rewrite;		/* -W */
 	bool read;		/* -R */
+	bool rx_offset_set;	/* -O: page-aligned buffers, rx shifted */
+	size_t rx_offset;
 	int tx_window;		/* a stream's sends in flight at once, 0 if none */
 };
 
 /* getopt string of the options bench_opt handles */
-#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:abHWR"
+#define BENCH_OPTSTRING	"p:s:i:r:w:t:yS:abHWRO:"
 #define BENCH_OPTHELP \
 	"  -p prov[,prov...]  providers, measured alternately (default xshm)\n" \
 	"  -s sizes           e.g. 8,200,4K or 1:4M (powers of two), or both\n" \
@@ -134,6 +138,10 @@ struct bench_opts {
 	"  -R                 read the receive buffer (a byte per cache line) after\n" \
 	"                     every receive, as an application using the data does:\n" \
 	"                     what a copy left in the sender's cache crosses then\n" \
+	"  -O bytes           send buffer at the start of a page, receive buffer this\n" \
+	"                     many bytes into one (below the page size), as buffers\n" \
+	"                     malloc'd one after the other lie (16 B apart when their\n" \
+	"                     size is a multiple of the page size); default: malloc's\n" \
 	"  -y                 yield the CPU when a poll finds nothing (default: only\n" \
 	"                     with more processes than cores)\n" \
 	"The provider is loaded from FI_PROVIDER_PATH when not built into libfabric.\n"
