@@ -27,6 +27,20 @@ bool xshm_path_joins_stream(struct xshm_path_stream *latest, uint64_t dest,
 	return stream;
 }
 
+uint64_t xshm_path_paced_ns(struct xshm_path_mark start,
+			    struct xshm_path_mark latest_done,
+			    struct xshm_path_mark now, bool less_other)
+{
+	struct xshm_path_mark from = start.ns > latest_done.ns ? start :
+								 latest_done;
+	uint64_t took = now.ns - from.ns;
+	uint64_t other = now.other_ns - from.other_ns;
+
+	if (!less_other)
+		return took;
+	return took > other ? took - other : 1;
+}
+
 void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			   size_t scopy_min)
 {

@@ -84,6 +84,15 @@ struct xshm_path_stream {
 
 #define XSHM_PATH_NO_DEST	UINT64_MAX
 
+/*
+ * A moment on a way whose operations follow each other, with the time its
+ * initiator had spent on the other way's copies by then, all told.
+ */
+struct xshm_path_mark {
+	uint64_t ns;
+	uint64_t other_ns;
+};
+
 /* What xshm_path_pick says for the next send. */
 struct xshm_path_pick {
 	enum xshm_path path;
@@ -125,6 +134,18 @@ void xshm_path_choice_probe_in_runs(struct xshm_path_choice *choice,
  */
 bool xshm_path_joins_stream(struct xshm_path_stream *latest, uint64_t dest,
 			    uint64_t rx_count);
+
+/*
+ * What an operation took on such a way: from its start, or from the way's
+ * latest completion before now when that is later (in a stream, the gap
+ * between completions), to now.  With less_other, less the time its
+ * initiator spent on the other way meanwhile, and at least 1: an RMA
+ * operation through the target's ring completes only when its initiator
+ * progresses, which it does not while it copies (prov/xshm/data/rma_path.c).
+ */
+uint64_t xshm_path_paced_ns(struct xshm_path_mark start,
+			    struct xshm_path_mark latest_done,
+			    struct xshm_path_mark now, bool less_other);
 
 /* The class of len bytes (more than min). */
 unsigned int xshm_path_class_of(size_t len, size_t min);

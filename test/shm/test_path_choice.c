@@ -2,7 +2,8 @@
  * Unit tests of shm/path_choice.c, fed with made-up message times: which
  * path it picks when one costs less, that it keeps probing the other,
  * follows a change, keeps lone sends and streams and size classes apart,
- * and starts from the sizes given at init; and which sends join a stream.
+ * and starts from the sizes given at init; what a paced operation took;
+ * and which sends join a stream.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -46,6 +47,41 @@ static struct xshm_path_class *fresh(struct xshm_path_choice *c, size_t len)
 	xshm_path_choice_init(c, MIN, 4096 * KiB);
 	return &c->classes[0][xshm_path_class_of(len, MIN)];
 }
+
+/*
+ * What xshm_path_paced_ns makes of marks (time, the other way's copies so
+ * far) at an operation's start, its way's latest completion and now.
+ */
+static const struct paced_case {
+	const char *what;
+	struct xshm_path_mark start, latest_done, now;
+	bool less_other;
+	uint64_t want;
+} paced_cases[] = {
+	{ "alone: from its start", { 1000, 0 }, { 400, 0 }, { 1700, 0 }, false, 700 },
+	{ "in a stream: from the latest completion", { 1000, 0 }, { 1500, 0 },
+	  { 1700, 0 }, false, 200 },
+	{ "alone, the copies since its start left out", { 1000, 50 }, { 400, 0 },
+	  { 1700, 350 }, true, 400 },
+	{ "in a stream, the copies since that completion left out", { 1000, 50 },
+	  { 1500, 250 }, { 1700, 350 }, true, 100 },
+	{ "the copies kept where not asked", { 1000, 50 }, { 1500, 250 },
+	  { 1700, 350 }, false, 200 },
+	{ "copies filling the time leave 1 ns", { 1000, 0 }, { 0, 0 },
+	  { 1700, 700 }, true, 1 },
+	{ "copies past the time leave 1 ns", { 1000, 0 }, { 0, 0 },
+	  { 1700, 900 }, true, 1 },
+};
+
+START_TEST(a_paced_operation_counts_from_the_later_mark_less_the_other_way)
+{
+	const struct paced_case *c = &paced_cases[_i];
+
+	ck_assert_msg(xshm_path_paced_ns(c->start, c->latest_done, c->now,
+					 c->less_other) == c->want,
+		      "%s", c->what);
+}
+END_TEST
 
 /* A sender that has sent nothing large yet. */
 static struct xshm_path_stream no_send_yet(void)
@@ -491,6 +527,9 @@ int main(void)
 	tcase_add_test(tc, classes_and_streams_choose_apart);
 	tcase_add_test(tc, timed_sends_are_spaced);
 	tcase_add_test(tc, empty_and_huge_times_are_harmless);
+	tcase_add_loop_test(tc,
+			    a_paced_operation_counts_from_the_later_mark_less_the_other_way,
+			    0, sizeof(paced_cases) / sizeof(paced_cases[0]));
 	tcase_add_test(tc, a_ping_pong_stands_alone);
 	tcase_add_test(tc, sends_to_alternating_receivers_stand_alone);
 	tcase_add_test(tc, windows_answered_by_their_receiver_are_one_stream);

@@ -30,8 +30,8 @@ struct xshm_peer;
 struct xshm_rma_timing {
 	struct xshm_path_class *cls;
 	uint64_t mapping_id;	/* of the target's region: the slot's */
-	uint64_t start_ns;	/* when posted, if timed; else 0 */
-	uint64_t copies_ns;	/* ep->rma_copies.ns then */
+	/* when posted, and ep->rma_copies.ns then; if timed, else ns 0 */
+	struct xshm_path_mark start;
 	size_t len;
 	enum xshm_path path;
 	bool write;

@@ -79,6 +79,12 @@ static bool has_choice(const struct xshm_ep *ep, const struct xshm_peer *peer,
 	       !(op->write && op->total > xshm_params.rma_posted_max);
 }
 
+/* Now, with the initiator's single copies so far. */
+static struct xshm_path_mark mark_now(const struct xshm_ep *ep)
+{
+	return (struct xshm_path_mark) { xshm_now_ns(), ep->rma_copies.ns };
+}
+
 bool xshm_rma_path_pick(struct xshm_ep *ep, const struct xshm_peer *peer,
 			const struct xshm_rma_desc *op,
 			struct xshm_rma_timing *timing)
@@ -98,10 +104,9 @@ bool xshm_rma_path_pick(struct xshm_ep *ep, const struct xshm_peer *peer,
 	timing->len = op->total;
 	timing->path = pick.path;
 	timing->write = op->write;
-	timing->start_ns = 0;
+	timing->start.ns = 0;
 	if (pick.timed) {
-		timing->start_ns = xshm_now_ns();
-		timing->copies_ns = ep->rma_copies.ns;
+		timing->start = mark_now(ep);
 		slot->pace[op->write][pick.path].timed++;
 		if (pick.path == XSHM_PATH_BOUNCE)
 			ep->rma_copies.ring_timed++;
@@ -120,48 +125,35 @@ void xshm_rma_copy_end(struct xshm_ep *ep, uint64_t began_ns)
 		ep->rma_copies.ns += xshm_now_ns() - began_ns;
 }
 
-/* What a timed operation took from its start or its way's last completion. */
-static uint64_t time_taken(const struct xshm_ep *ep,
-			   const struct xshm_rma_timing *timing,
-			   const struct xshm_rma_pace *pace, uint64_t now)
-{
-	bool from_start = timing->start_ns > pace->done_ns;
-	uint64_t from = from_start ? timing->start_ns : pace->done_ns;
-	uint64_t copies = ep->rma_copies.ns - (from_start ? timing->copies_ns :
-					       pace->done_copies_ns);
-
-	if (timing->path != XSHM_PATH_BOUNCE)
-		return now - from;
-	return now - from > copies ? now - from - copies : 1;
-}
-
 void xshm_rma_path_done(struct xshm_ep *ep, struct xshm_rma_timing *timing,
 			bool ok)
 {
 	struct xshm_path_class *cls = timing->cls;
 	struct xshm_rma_path_slot *slot;
 	struct xshm_rma_pace *pace;
-	uint64_t now;
+	struct xshm_path_mark now;
 
 	if (!cls)
 		return;
 	timing->cls = NULL;
-	if (timing->start_ns && timing->path == XSHM_PATH_BOUNCE)
+	if (timing->start.ns && timing->path == XSHM_PATH_BOUNCE)
 		ep->rma_copies.ring_timed--;
 	slot = slot_at(ep, timing->mapping_id);
 	if (slot->mapping_id != timing->mapping_id)
 		return;
 	pace = &slot->pace[timing->write][timing->path];
-	if (timing->start_ns)
+	if (timing->start.ns)
 		pace->timed--;
-	if (!ok || (!pace->timed && !timing->start_ns))
+	if (!ok || (!pace->timed && !timing->start.ns))
 		return;
-	now = xshm_now_ns();
-	if (timing->start_ns)
+	now = mark_now(ep);
+	if (timing->start.ns)
 		xshm_path_record(cls, timing->path,
-				 time_taken(ep, timing, pace, now), timing->len);
-	pace->done_ns = now;
-	pace->done_copies_ns = ep->rma_copies.ns;
+				 xshm_path_paced_ns(timing->start, pace->done, now,
+						    timing->path ==
+						    XSHM_PATH_BOUNCE),
+				 timing->len);
+	pace->done = now;
 }
 
 void xshm_rma_tx_done(struct xshm_ep *ep, struct xshm_tx_op *tx, bool ok)

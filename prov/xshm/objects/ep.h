@@ -132,8 +132,8 @@ struct xshm_ep {
 		uint64_t mapping_id;	/* of the target's region; 0: fresh */
 		struct xshm_path_choice choice[2];	/* [write] */
 		struct xshm_rma_pace {	/* [write][path] */
-			uint64_t done_ns;	/* the latest completion */
-			uint64_t done_copies_ns;	/* rma_copies.ns then */
+			/* the latest completion, rma_copies.ns then */
+			struct xshm_path_mark done;
 			uint32_t timed;		/* timed operations in flight */
 		} pace[2][2];
 	} rma_paths[XSHM_PATH_CHOICES];
