@@ -136,9 +136,10 @@ bool xshm_path_joins_stream(struct xshm_path_stream *latest, uint64_t dest,
 			    uint64_t rx_count);
 
 /*
- * What an operation took on such a way: from its start, or from the way's
- * latest completion before now when that is later (in a stream, the gap
- * between completions), to now.  With less_other, less the time its
+ * What an operation took on a way whose operations follow each other
+ * (struct xshm_path_mark): from its start, or from the way's latest
+ * completion before now when that is later (in a stream, the gap between
+ * completions), to now.  With less_other, less the time its
  * initiator spent on the other way meanwhile, and at least 1: an RMA
  * operation through the target's ring completes only when its initiator
  * progresses, which it does not while it copies (prov/xshm/data/rma_path.c).
