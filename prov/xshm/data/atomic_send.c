@@ -220,15 +220,15 @@ bool push_short(struct xshm_ep *ep, struct xshm_peer *peer,
 }
 
 /*
- * A posted atomic whose command is short, pushed into the target's ring
- * straight from the call's buffers: no struct xshm_atomic_op to fill and
- * copy.  0 when pushed, 1 when it is not short, -FI_EAGAIN when the ring
- * has no cell for it now.  Inline, so that xshm_atomic_write_short's
- * constants fold into it.
+ * A posted atomic whose command is short (the caller checked args_short),
+ * pushed into the target's ring straight from the call's buffers: no
+ * struct xshm_atomic_op to fill and copy.  False when the ring has no cell
+ * for it now.  Inline, so that xshm_atomic_write_short's constants fold
+ * into it.
  */
 static inline __attribute__((always_inline))
-int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
-		   const struct xshm_atomic_args *args, size_t len)
+bool push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
+		    const struct xshm_atomic_args *args, size_t len)
 {
 	struct xshm_atomic hdr = {
 		.key = args->key, .addr = args->addr, .op = args->op,
@@ -236,9 +236,7 @@ int push_short_now(struct xshm_ep *ep, struct xshm_peer *peer,
 		.count = (uint32_t) args->count,
 	};
 
-	if (!args_short(args, len, true))
-		return 1;
-	return push_short(ep, peer, args, len, &hdr, 0, true) ? 0 : -FI_EAGAIN;
+	return push_short(ep, peer, args, len, &hdr, 0, true);
 }
 
 /*
@@ -271,7 +269,7 @@ int xshm_atomic_write_short(struct xshm_ep *ep, const void *buf, size_t count,
 	if (xshm_rma_push_now(ep, flags) &&
 	    !xshm_av_peer(ep->av, dest, &peer) &&
 	    xshm_atomic_posted_check(ep, peer, key, addr, len, flags) == 1 &&
-	    !push_short_now(ep, peer, &args, len)) {
+	    push_short_now(ep, peer, &args, len)) {
 		xshm_report_tx(ep, context, FI_ATOMIC | FI_WRITE,
 			       flags & FI_COMPLETION);
 		ret = 0;
@@ -339,8 +337,10 @@ static ssize_t post_locked(struct xshm_ep *ep,
 		return 0;
 	}
 	if (posted && xshm_rma_push_now(ep, args->flags)) {
-		ret = push_short_now(ep, peer, args, len);
-		if (ret > 0) {
+		if (args_short(args, len, true)) {
+			ret = push_short_now(ep, peer, args, len) ? 0 :
+								    -FI_EAGAIN;
+		} else {
 			fill_op(&at_hand.op, ep, peer, args, len, true);
 			ret = xshm_atomic_push(ep, &at_hand.op.tx);
 		}
