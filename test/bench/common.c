@@ -393,14 +393,13 @@ static void exchange_addresses(struct bench *b, struct bench_ctx *c)
 	}
 }
 
-/* Pins rank r to the (r mod n)-th of the n CPUs this process may use. */
 /*
  * With huge, 2 MiB-aligned and advised onto transparent huge pages: what a
  * process gets from malloc where THP is 'always'.  The page size decides
  * the cost of a CMA copy, which pins every page it touches.  In whole huge
- * pages: the kernel leaves a part of one on 4 KiB pages.
+ * pages: the kernel leaves a part of one on 4 KiB pages.  Else, with
+ * page_aligned, at the start of a page (-O); else malloc's.
  */
-/* On huge pages, or at the start of a page with page_aligned, or malloc's. */
 static void *message_buffer(size_t size, bool huge, bool page_aligned)
 {
 	size_t huge_page = (size_t) 2 << 20;
@@ -419,6 +418,7 @@ static void *message_buffer(size_t size, bool huge, bool page_aligned)
 	return buf;
 }
 
+/* Pins rank r to the (r mod n)-th of the n CPUs this process may use. */
 void bench_bind_cpu(int rank)
 {
 	cpu_set_t allowed, one;
