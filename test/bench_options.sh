@@ -3,8 +3,8 @@
 # do to the buffers: -W (the sender writes each send buffer first; a
 # stream's sends in flight each get one of their own), -R (the receiver
 # reads what it received) and -O (the receive buffer 16 bytes further into
-# its page than the send buffer).  Each must exit 0 and print one positive figure
-# per size.  Then incast -M -A 3: every rank reports its own mappings and
+# its page than the send buffer; one past the page is refused).  Each must
+# exit 0 and print one positive figure per size.  Then incast -M -A 3: every rank reports its own mappings and
 # its peers', with three AVs open, and rank 0 maps each region file once.
 # Then rma in every mode: xshm's RMA with the registrations as offered
 # and with -K (offsets and the benchmark's keys), its atomics measured or
@@ -40,6 +40,12 @@ for opts in "-W" "-R" "-W -R" "-O 16"; do
 	check incast "-n 2 -k 8 -s 4K,1M -i 4 $opts" 4096,1048576
 done
 
+# -O past the page is refused
+if out=$(timeout 120 "$bench/latency" -p xshm -r 1 -S 0 -s 8 -O 4096 2>&1); then
+	fail "latency -O 4096: accepted"
+fi
+grep -q -- "-O 4096: at most 4095" <<<"$out" || fail "latency -O 4096: not said why"
+
 out=$(timeout 120 "$bench/incast" -p xshm -M -A 3 -n 2 -s 4K 2>&1) ||
 	fail "incast -M -A 3: exited with $?"
 awk '$1 == "mem" && $5 > 0 && $7 > $5 { n++ } END { exit n != 3 }' \
@@ -57,5 +63,5 @@ for mode in atomic_lat atomic_rate atomic_add_rate cswap_lat cswap_rate; do
 	check rma "-m $mode -i 20" 8 unsupported
 	check rma "-m $mode -i 20 -p shm" 8
 done
-echo "PASS: latency, bandwidth, msgrate and incast with -W, -R, both and -O 16;" \
+echo "PASS: latency, bandwidth, msgrate and incast with -W, -R, both and -O 16 (-O 4096 refused);" \
 	"incast -M -A 3; rma in every mode, its RMA with -K and -O 16 too"
