@@ -302,6 +302,85 @@ START_TEST(cq_keeps_completions_past_its_first_capacity)
 }
 END_TEST
 
+/*
+ * A read that finds the CQ empty has the completions it drives written
+ * straight into its buffer, as many as it has room for; the others wait
+ * in the CQ.  Five messages already in the ring, read two at a time: 2, 2,
+ * 1, in the order they were received.
+ */
+START_TEST(cq_read_with_less_room_than_completions_leaves_the_rest_in_order)
+{
+	enum { N = 5, ROOM = 2 };
+	const struct plan p = { .len = MSG_LEN, .count = N };
+	struct receiver r = { .cfg = xt_cfg_default() };
+	struct fi_cq_tagged_entry e[ROOM + 1];
+	char buf[N][MSG_LEN];
+	int got = 0;
+
+	start(&r, &p, true);
+	for (int i = 0; i < N; i++)
+		XT_POST(&r.x, fi_trecv(r.x.ep, buf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
+				       buf[i]));
+	xt_signal(r.child.sock, 1);
+	XT_ASSERT(xt_wait(r.child.sock) == 1, "sender did not finish");
+	while (got < N) {
+		ssize_t want = N - got < ROOM ? N - got : ROOM;
+
+		const unsigned char *past = (const unsigned char *)&e[ROOM];
+
+		memset(&e[ROOM], 0xab, sizeof(e[ROOM]));
+		XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, ROOM), want);
+		for (size_t i = 0; i < sizeof(e[ROOM]); i++)
+			XT_ASSERT(past[i] == 0xab, "byte %zu past the room given written", i);
+		for (ssize_t i = 0; i < want; i++, got++)
+			XT_ASSERT(e[i].op_context == buf[got], "entry %d has context of receive %d",
+				  got, (int)(((char *)e[i].op_context - buf[0]) / MSG_LEN));
+	}
+	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, ROOM), -FI_EAGAIN);
+	xt_signal(r.child.sock, 1);
+	xt_join(&r.child);
+	xt_close(&r.x);
+}
+END_TEST
+
+/*
+ * A success, an error (the second receive truncates), a success, all
+ * completed by one read's progress: that read returns the first, the next
+ * one -FI_EAVAIL, fi_cq_readerr the error, and only then the third.
+ */
+START_TEST(cq_error_between_successes_keeps_its_place)
+{
+	const struct plan p = { .len = MSG_LEN, .count = 3, .truncated = true };
+	struct receiver r = { .cfg = xt_cfg_default() };
+	struct fi_cq_tagged_entry e[4];
+	struct fi_cq_err_entry err = { 0 };
+	char first[MSG_LEN], small[MSG_LEN / 2], third[MSG_LEN];
+
+	start(&r, &p, true);
+	XT_POST(&r.x, fi_trecv(r.x.ep, first, sizeof(first), NULL, FI_ADDR_UNSPEC, TAG, 0,
+			       first));
+	XT_POST(&r.x, fi_trecv(r.x.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, TAG, 0,
+			       small));
+	XT_POST(&r.x, fi_trecv(r.x.ep, third, sizeof(third), NULL, FI_ADDR_UNSPEC, TAG, 0,
+			       third));
+	xt_signal(r.child.sock, 1);
+	XT_ASSERT(xt_wait(r.child.sock) == 1, "sender did not finish");
+	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, 4), 1);
+	XT_ASSERT(e[0].op_context == first, "first entry is not the first receive's");
+	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, 4), -FI_EAVAIL);
+	XT_ASSERT_RC(fi_cq_readerr(r.x.rx->fid, &err, 0), 1);
+	XT_ASSERT(err.err == FI_ETRUNC && err.op_context == small, "err %d, context %p",
+		  err.err, err.op_context);
+	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, 4), 1);
+	XT_ASSERT(e[0].op_context == third, "last entry is not the third receive's");
+	XT_ASSERT_PATTERN(third, MSG_LEN, 2, 0);
+	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, 4), -FI_EAGAIN);
+	xt_signal(r.child.sock, 1);
+	xt_join(&r.child);
+	xt_close(&r.x);
+}
+END_TEST
+
 static const enum fi_wait_obj accepted_waits[] = {
 	FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_YIELD, FI_WAIT_FD,
 };
@@ -376,8 +455,13 @@ static Suite *cq_suite(void)
 	tcase_add_test(read, cq_readfrom_gives_notavail_for_sender_not_in_av);
 	tcase_add_test(read, cq_error_comes_as_eavail_then_readerr);
 	tcase_add_test(read, cq_read_with_count_returns_entries_in_posting_order);
-	if (xt_wanted(XT_XSHM))	/* progress through another CQ: xshm's manual progress */
+	if (xt_wanted(XT_XSHM)) {	/* xshm's manual progress */
+		tcase_add_test(read,
+			       cq_read_with_less_room_than_completions_leaves_the_rest_in_order);
+		tcase_add_test(read, cq_error_between_successes_keeps_its_place);
+		/* progress through another CQ */
 		tcase_add_test(read, cq_keeps_completions_past_its_first_capacity);
+	}
 	suite_add_tcase(s, read);
 
 	tcase_set_timeout(wait, 30);

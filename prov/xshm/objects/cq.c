@@ -3,6 +3,13 @@
  * interface (struct fid_peer_cq, owner_ops write/writeerr), exactly as they
  * would write into an owner provider's CQ; reading it drives the progress of
  * the endpoints bound to it.  Blocking reads sleep in its wait set (wait.c).
+ *
+ * A read that finds the CQ empty lends its buffer while it drives progress
+ * (struct xshm_cq_sink): successful completions are formatted straight into
+ * it, and only what does not fit, or comes after an error, is queued.  A
+ * ping-pong's receive then skips the queue: its completion took about 75
+ * instructions from its write to the end of its read, now about 40, where an
+ * empty read takes about 10 more (callgrind, test/bench/latency).
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -63,6 +70,50 @@ static struct xshm_cq_comp *comp_push(struct xshm_cq *cq)
 	return comp_take(cq);
 }
 
+/* Writes one completion in the CQ's format; returns the bytes it used. */
+static size_t format_entry(enum fi_cq_format format, void *buf,
+			   const struct fi_cq_tagged_entry *e)
+{
+	switch (format) {
+	case FI_CQ_FORMAT_CONTEXT:
+		((struct fi_cq_entry *) buf)->op_context = e->op_context;
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		*(struct fi_cq_msg_entry *) buf = (struct fi_cq_msg_entry) {
+			e->op_context, e->flags, e->len };
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		*(struct fi_cq_data_entry *) buf = (struct fi_cq_data_entry) {
+			e->op_context, e->flags, e->len, e->buf, e->data };
+		return sizeof(struct fi_cq_data_entry);
+	default:
+		*(struct fi_cq_tagged_entry *) buf = *e;
+		return sizeof(struct fi_cq_tagged_entry);
+	}
+}
+
+/*
+ * Whether a completion goes into the sink: only while nothing is queued,
+ * so that every entry the sink holds is older than those queued after it.
+ */
+static bool sink_takes(const struct xshm_cq *cq)
+{
+	return cq->sink.room && !cq->comp_count;
+}
+
+/* Its reader is the caller of the read itself: nobody to wake. */
+static void sink_write(struct xshm_cq *cq, const struct fi_cq_tagged_entry *e,
+		       fi_addr_t src)
+{
+	struct xshm_cq_sink *sink = &cq->sink;
+
+	sink->out += format_entry(cq->format, sink->out, e);
+	if (sink->src)
+		sink->src[sink->filled] = src;
+	sink->filled++;
+	sink->room--;
+}
+
 static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
 			     uint64_t flags, size_t len, void *buf,
 			     uint64_t data, uint64_t tag, fi_addr_t src);
@@ -89,6 +140,13 @@ static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
 	struct xshm_cq *cq = xshm_container_of(peer_cq, struct xshm_cq, peer_cq);
 	struct xshm_cq_comp *comp;
 
+	if (sink_takes(cq)) {
+		sink_write(cq, &(struct fi_cq_tagged_entry) {
+			.op_context = context, .flags = flags, .len = len,
+			.buf = buf, .data = data, .tag = tag,
+		}, src);
+		return 0;
+	}
 	if (cq->comp_count == cq->comp_cap)
 		return write_grown(peer_cq, context, flags, len, buf, data, tag,
 				   src);
@@ -179,26 +237,24 @@ void xshm_cq_progress(struct xshm_cq *cq)
 		xshm_ep_progress(cq->eps[i]);
 }
 
-/* Writes one completion in the CQ's format; returns the bytes it used. */
-static size_t format_entry(enum fi_cq_format format, void *buf,
-			   const struct fi_cq_tagged_entry *e)
+/*
+ * Progress for a read that found the CQ empty: what it completes goes
+ * straight into the caller's buffer, up to count entries (the rest is
+ * queued).  Returns the entries written there and moves *out past them.
+ */
+static ssize_t progress_into(struct xshm_cq *cq, char **out, size_t count,
+			     fi_addr_t *src_addr)
 {
-	switch (format) {
-	case FI_CQ_FORMAT_CONTEXT:
-		((struct fi_cq_entry *) buf)->op_context = e->op_context;
-		return sizeof(struct fi_cq_entry);
-	case FI_CQ_FORMAT_MSG:
-		*(struct fi_cq_msg_entry *) buf = (struct fi_cq_msg_entry) {
-			e->op_context, e->flags, e->len };
-		return sizeof(struct fi_cq_msg_entry);
-	case FI_CQ_FORMAT_DATA:
-		*(struct fi_cq_data_entry *) buf = (struct fi_cq_data_entry) {
-			e->op_context, e->flags, e->len, e->buf, e->data };
-		return sizeof(struct fi_cq_data_entry);
-	default:
-		*(struct fi_cq_tagged_entry *) buf = *e;
-		return sizeof(struct fi_cq_tagged_entry);
-	}
+	ssize_t filled;
+
+	cq->sink = (struct xshm_cq_sink) {
+		.out = *out, .src = src_addr, .room = count,
+	};
+	xshm_cq_progress(cq);
+	filled = (ssize_t) cq->sink.filled;
+	*out = cq->sink.out;
+	cq->sink.room = 0;
+	return filled;
 }
 
 static ssize_t xshm_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
@@ -213,7 +269,7 @@ static ssize_t xshm_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	xshm_lock_acquire(&cq->domain->lock);
 	xshm_wait_untry(&cq->wait);
 	if (!cq->comp_count)
-		xshm_cq_progress(cq);
+		read = progress_into(cq, &out, count, src_addr);
 	while ((size_t) read < count && cq->comp_count) {
 		struct xshm_cq_comp *comp = &cq->comps[cq->comp_head];
 

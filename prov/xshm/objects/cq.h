@@ -24,6 +24,18 @@ struct xshm_cq_comp {
 	struct fi_cq_err_entry *err;	/* non-NULL: an error completion */
 };
 
+/*
+ * The caller's buffer of an fi_cq_read that found the CQ empty, while that
+ * read drives progress: successful completions are formatted straight
+ * into it instead of being queued and copied out (cq.c).
+ */
+struct xshm_cq_sink {
+	char *out;		/* where the next entry goes */
+	fi_addr_t *src;		/* fi_cq_readfrom's addresses, or NULL */
+	size_t room;		/* entries it still takes */
+	size_t filled;
+};
+
 struct xshm_cq {
 	struct fid_cq cq_fid;
 	struct fid_peer_cq peer_cq;
@@ -35,6 +47,7 @@ struct xshm_cq {
 	size_t comp_cap;
 	size_t comp_head;
 	size_t comp_count;
+	struct xshm_cq_sink sink;	/* room 0 outside such a read */
 	struct xshm_ep **eps;		/* endpoints this CQ progresses */
 	size_t nr_eps;
 	_Atomic bool signaled;
