@@ -586,7 +586,7 @@ END_TEST
 /* ---- the sender pushes part of a split copy ---- */
 
 #define SPLIT_TRIES	10
-#define SPLIT_TRIES_MS	5000	/* on a loaded machine, more for this long */
+#define SPLIT_TRIES_MS	15000	/* on a loaded machine, more for this long */
 
 /* Chunks of a split copy claimed from each end (shm/layout.h). */
 struct split_claims {
