@@ -305,38 +305,45 @@ END_TEST
 /*
  * A read that finds the CQ empty has the completions it drives written
  * straight into its buffer, as many as it has room for; the others wait
- * in the CQ.  Five messages already in the ring, read two at a time: 2, 2,
- * 1, in the order they were received.
+ * in the CQ or in the ring.  Messages already in the ring, read some at a
+ * time, come in the order they were received: 5 read 2 at a time (2, 2,
+ * 1: the progress of the first read drained all 5), and 40 read 16 at a
+ * time (16, 16, 8: each read's progress drains about as many as it has
+ * room for).
  */
+static const struct { int n, room; } read_shapes[] = { { 5, 2 }, { 40, 16 } };
+
 START_TEST(cq_read_with_less_room_than_completions_leaves_the_rest_in_order)
 {
-	enum { N = 5, ROOM = 2 };
-	const struct plan p = { .len = MSG_LEN, .count = N };
+	enum { N_MAX = 40, ROOM_MAX = 16 };
+	const int n = read_shapes[_i].n, room = read_shapes[_i].room;
+	const struct plan p = { .len = MSG_LEN, .count = n };
 	struct receiver r = { .cfg = xt_cfg_default() };
-	struct fi_cq_tagged_entry e[ROOM + 1];
-	char buf[N][MSG_LEN];
+	struct fi_cq_tagged_entry e[ROOM_MAX + 1];
+	char buf[N_MAX][MSG_LEN];
 	int got = 0;
 
 	start(&r, &p, true);
-	for (int i = 0; i < N; i++)
+	for (int i = 0; i < n; i++)
 		XT_POST(&r.x, fi_trecv(r.x.ep, buf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
 				       buf[i]));
 	xt_signal(r.child.sock, 1);
 	XT_ASSERT(xt_wait(r.child.sock) == 1, "sender did not finish");
-	while (got < N) {
-		ssize_t want = N - got < ROOM ? N - got : ROOM;
+	while (got < n) {
+		ssize_t want = n - got < room ? n - got : room;
+		const unsigned char *past = (const unsigned char *)&e[room];
 
-		const unsigned char *past = (const unsigned char *)&e[ROOM];
-
-		memset(&e[ROOM], 0xab, sizeof(e[ROOM]));
-		XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, ROOM), want);
-		for (size_t i = 0; i < sizeof(e[ROOM]); i++)
+		memset(&e[room], 0xab, sizeof(e[room]));
+		XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, room), want);
+		for (size_t i = 0; i < sizeof(e[room]); i++)
 			XT_ASSERT(past[i] == 0xab, "byte %zu past the room given written", i);
-		for (ssize_t i = 0; i < want; i++, got++)
+		for (ssize_t i = 0; i < want; i++, got++) {
 			XT_ASSERT(e[i].op_context == buf[got], "entry %d has context of receive %d",
 				  got, (int)(((char *)e[i].op_context - buf[0]) / MSG_LEN));
+			XT_ASSERT_PATTERN(buf[got], MSG_LEN, (uint64_t)got, 0);
+		}
 	}
-	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, ROOM), -FI_EAGAIN);
+	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, room), -FI_EAGAIN);
 	xt_signal(r.child.sock, 1);
 	xt_join(&r.child);
 	xt_close(&r.x);
@@ -456,8 +463,9 @@ static Suite *cq_suite(void)
 	tcase_add_test(read, cq_error_comes_as_eavail_then_readerr);
 	tcase_add_test(read, cq_read_with_count_returns_entries_in_posting_order);
 	if (xt_wanted(XT_XSHM)) {	/* xshm's manual progress */
-		tcase_add_test(read,
-			       cq_read_with_less_room_than_completions_leaves_the_rest_in_order);
+		tcase_add_loop_test(read,
+				    cq_read_with_less_room_than_completions_leaves_the_rest_in_order,
+				    0, (int)(sizeof(read_shapes) / sizeof(read_shapes[0])));
 		tcase_add_test(read, cq_error_between_successes_keeps_its_place);
 		/* progress through another CQ */
 		tcase_add_test(read, cq_keeps_completions_past_its_first_capacity);

@@ -18,6 +18,7 @@
 #include "shm/sweep.h"
 
 #define XSHM_RX_BUDGET		64	/* cells drained per progress call */
+#define XSHM_RX_BUDGET_MIN	16	/* ... by a reader with less room */
 #define XSHM_SWEEP_POLLS	64	/* idle polls between sweep checks */
 #define XSHM_SWEEP_INTERVAL_NS	(100 * 1000000ULL)	/* between sweeps */
 
@@ -88,13 +89,13 @@ void xshm_ep_drain_replies(struct xshm_ep *ep)
 	}
 }
 
-void xshm_ep_progress(struct xshm_ep *ep)
+static void progress_up_to(struct xshm_ep *ep, int cells)
 {
 	bool idle;
 
 	if (!ep->enabled)
 		return;
-	idle = !xshm_ep_drain(ep, XSHM_RX_BUDGET);
+	idle = !xshm_ep_drain(ep, cells);
 	if (idle) {
 		xshm_buf_return_flush(ep);
 		if (ep->spare_wanted)
@@ -121,4 +122,26 @@ void xshm_ep_progress(struct xshm_ep *ep)
 		xshm_ack_reap(ep);
 	xshm_tx_progress(ep);
 	xshm_rma_progress(ep);
+}
+
+void xshm_ep_progress(struct xshm_ep *ep)
+{
+	progress_up_to(ep, XSHM_RX_BUDGET);
+}
+
+/*
+ * A command completes one receive at most (a multi-receive buffer's last
+ * message two), so draining about room commands lets what they complete
+ * fit the reader's room (cq.c's sink) instead of being queued and copied
+ * again: 4 to 6 % more messages a second at 8 and 64
+ * bytes (ab.sh --swap, 12 and 16 rounds), larger sizes and incast within
+ * noise.  At least XSHM_RX_BUDGET_MIN, so that a reader of one completion
+ * at a time does not leave acks and control cells waiting.
+ */
+void xshm_ep_progress_for(struct xshm_ep *ep, size_t room)
+{
+	int cells = room < XSHM_RX_BUDGET_MIN ? XSHM_RX_BUDGET_MIN :
+		    room > XSHM_RX_BUDGET ? XSHM_RX_BUDGET : (int) room;
+
+	progress_up_to(ep, cells);
 }

@@ -250,7 +250,8 @@ static ssize_t progress_into(struct xshm_cq *cq, char **out, size_t count,
 	cq->sink = (struct xshm_cq_sink) {
 		.out = *out, .src = src_addr, .room = count,
 	};
-	xshm_cq_progress(cq);
+	for (size_t i = 0; i < cq->nr_eps; i++)
+		xshm_ep_progress_for(cq->eps[i], count);
 	filled = (ssize_t) cq->sink.filled;
 	*out = cq->sink.out;
 	cq->sink.room = 0;
