@@ -98,7 +98,7 @@ static size_t format_entry(enum fi_cq_format format, void *buf,
  */
 static bool sink_takes(const struct xshm_cq *cq)
 {
-	return cq->sink.room && !cq->comp_count;
+	return cq->sink.filled < cq->sink.cap && !cq->comp_count;
 }
 
 /* Its reader is the caller of the read itself: nobody to wake. */
@@ -111,7 +111,6 @@ static void sink_write(struct xshm_cq *cq, const struct fi_cq_tagged_entry *e,
 	if (sink->src)
 		sink->src[sink->filled] = src;
 	sink->filled++;
-	sink->room--;
 }
 
 static ssize_t xshm_cq_write(struct fid_peer_cq *peer_cq, void *context,
@@ -248,13 +247,13 @@ static ssize_t progress_into(struct xshm_cq *cq, char **out, size_t count,
 	ssize_t filled;
 
 	cq->sink = (struct xshm_cq_sink) {
-		.out = *out, .src = src_addr, .room = count,
+		.out = *out, .src = src_addr, .cap = count,
 	};
 	for (size_t i = 0; i < cq->nr_eps; i++)
 		xshm_ep_progress_for(cq->eps[i], count);
 	filled = (ssize_t) cq->sink.filled;
 	*out = cq->sink.out;
-	cq->sink.room = 0;
+	cq->sink.cap = 0;
 	return filled;
 }
 

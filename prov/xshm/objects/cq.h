@@ -32,7 +32,7 @@ struct xshm_cq_comp {
 struct xshm_cq_sink {
 	char *out;		/* where the next entry goes */
 	fi_addr_t *src;		/* fi_cq_readfrom's addresses, or NULL */
-	size_t room;		/* entries it still takes */
+	size_t cap;		/* entries it takes in all */
 	size_t filled;
 };
 
@@ -47,7 +47,7 @@ struct xshm_cq {
 	size_t comp_cap;
 	size_t comp_head;
 	size_t comp_count;
-	struct xshm_cq_sink sink;	/* room 0 outside such a read */
+	struct xshm_cq_sink sink;	/* cap 0 outside such a read */
 	struct xshm_ep **eps;		/* endpoints this CQ progresses */
 	size_t nr_eps;
 	_Atomic bool signaled;
