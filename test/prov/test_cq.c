@@ -231,6 +231,26 @@ START_TEST(cq_error_comes_as_eavail_then_readerr)
 }
 END_TEST
 
+/*
+ * Posts n receives, the i-th into buf[i] with buf[i] as its context, then
+ * lets the sender go: its message i lands in buf[i].
+ */
+static void post_numbered(struct receiver *r, char (*buf)[MSG_LEN], int n)
+{
+	for (int i = 0; i < n; i++)
+		XT_POST(&r->x, fi_trecv(r->x.ep, buf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
+					buf[i]));
+	xt_signal(r->child.sock, 1);
+}
+
+/* Entry e is receive i's of post_numbered, and holds message i. */
+static void check_numbered(const struct fi_cq_tagged_entry *e, char (*buf)[MSG_LEN], int i)
+{
+	XT_ASSERT(e->op_context == buf[i], "entry %d has context of receive %d", i,
+		  (int)(((char *)e->op_context - buf[0]) / MSG_LEN));
+	XT_ASSERT_PATTERN(buf[i], MSG_LEN, (uint64_t)i, 0);
+}
+
 START_TEST(cq_read_with_count_returns_entries_in_posting_order)
 {
 	enum { N = 5 };
@@ -242,10 +262,7 @@ START_TEST(cq_read_with_count_returns_entries_in_posting_order)
 	int got = 0;
 
 	start(&r, &p, true);
-	for (int i = 0; i < N; i++)
-		XT_POST(&r.x, fi_trecv(r.x.ep, buf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
-				       buf[i]));
-	xt_signal(r.child.sock, 1);
+	post_numbered(&r, buf, N);
 	end = xt_now_ms() + XT_TIMEOUT_MS;
 	while (got < N && xt_now_ms() < end) {
 		ssize_t rc = fi_cq_read(r.x.rx->fid, &e[got], N + 3 - got);
@@ -257,9 +274,7 @@ START_TEST(cq_read_with_count_returns_entries_in_posting_order)
 	}
 	XT_ASSERT(got == N, "%d completions, %d expected", got, N);
 	for (int i = 0; i < N; i++) {
-		XT_ASSERT(e[i].op_context == buf[i], "entry %d has context of receive %d", i,
-			  (int)(((char *)e[i].op_context - buf[0]) / MSG_LEN));
-		XT_ASSERT_PATTERN(buf[i], MSG_LEN, (uint64_t)i, 0);
+		check_numbered(&e[i], buf, i);
 	}
 	finish(&r);
 }
@@ -280,19 +295,14 @@ START_TEST(cq_keeps_completions_past_its_first_capacity)
 	char (*buf)[MSG_LEN] = xt_alloc(N * MSG_LEN);
 
 	start(&r, &p, true);
-	for (int i = 0; i < N; i++)
-		XT_POST(&r.x, fi_trecv(r.x.ep, buf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
-				       buf[i]));
-	xt_signal(r.child.sock, 1);
+	post_numbered(&r, buf, N);
 	/* every send completed at the sender once it was in our ring */
 	XT_ASSERT(xt_wait(r.child.sock) == 1, "sender did not finish");
 	for (int i = 0; i < N; i++)
 		XT_ASSERT_RC(fi_cq_read(r.x.tx->fid, NULL, 0), -FI_EAGAIN);
 	for (int i = 0; i < N; i++) {
 		XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, &e, 1), 1);
-		XT_ASSERT(e.op_context == buf[i], "entry %d has context of receive %d", i,
-			  (int)(((char *)e.op_context - buf[0]) / MSG_LEN));
-		XT_ASSERT_PATTERN(buf[i], MSG_LEN, (uint64_t)i, 0);
+		check_numbered(&e, buf, i);
 	}
 	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, &e, 1), -FI_EAGAIN);
 	xt_signal(r.child.sock, 1);
@@ -324,10 +334,7 @@ START_TEST(cq_read_with_less_room_than_completions_leaves_the_rest_in_order)
 	int got = 0;
 
 	start(&r, &p, true);
-	for (int i = 0; i < n; i++)
-		XT_POST(&r.x, fi_trecv(r.x.ep, buf[i], MSG_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
-				       buf[i]));
-	xt_signal(r.child.sock, 1);
+	post_numbered(&r, buf, n);
 	XT_ASSERT(xt_wait(r.child.sock) == 1, "sender did not finish");
 	while (got < n) {
 		ssize_t want = n - got < room ? n - got : room;
@@ -337,11 +344,8 @@ START_TEST(cq_read_with_less_room_than_completions_leaves_the_rest_in_order)
 		XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, room), want);
 		for (size_t i = 0; i < sizeof(e[room]); i++)
 			XT_ASSERT(past[i] == 0xab, "byte %zu past the room given written", i);
-		for (ssize_t i = 0; i < want; i++, got++) {
-			XT_ASSERT(e[i].op_context == buf[got], "entry %d has context of receive %d",
-				  got, (int)(((char *)e[i].op_context - buf[0]) / MSG_LEN));
-			XT_ASSERT_PATTERN(buf[got], MSG_LEN, (uint64_t)got, 0);
-		}
+		for (ssize_t i = 0; i < want; i++, got++)
+			check_numbered(&e[i], buf, got);
 	}
 	XT_ASSERT_RC(fi_cq_read(r.x.rx->fid, e, room), -FI_EAGAIN);
 	xt_signal(r.child.sock, 1);
