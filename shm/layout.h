@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	25
+#define XSHM_LAYOUT_VERSION	26
 #define XSHM_NAME_MAX		48
 
 /*
@@ -344,13 +344,15 @@ struct xshm_rma_short {
 /*
  * XSHM_OP_TIMING's payload: when the receiver became ready for the timed
  * message (its previous large message done, or its receive posted late)
- * and when it completed it, CLOCK_MONOTONIC ns, and how long it spent
- * copying it (shm/path_choice.h).
+ * and when it completed it, CLOCK_MONOTONIC ns, how long it spent copying
+ * it, and when it completed its previous large message if that came from
+ * the same sender, else 0 (shm/path_choice.h).
  */
 struct xshm_timing {
 	uint64_t ready_ns;
 	uint64_t done_ns;
 	uint64_t busy_ns;
+	uint64_t paced_from_ns;
 };
 
 /* Free-index queue cell of the pool. */

@@ -50,10 +50,15 @@ void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			/* the largest message of the class, but for the last */
 			size_t top = min << (i + 1);
 
-			*cls = (struct xshm_path_class) { .chosen =
+			enum xshm_path first =
 				i < XSHM_PATH_CLASSES - 1 && top <= scopy_min ?
-				XSHM_PATH_BOUNCE : XSHM_PATH_SCOPY,
-				.in_stream = stream, .probe_run = 1 };
+				XSHM_PATH_BOUNCE : XSHM_PATH_SCOPY;
+
+			*cls = (struct xshm_path_class) {
+				.chosen = first, .latest = first,
+				.in_stream = stream,
+				.probe_run = stream ? XSHM_PATH_STREAM_RUN : 1,
+			};
 		}
 	}
 }
@@ -120,28 +125,53 @@ static bool probes_now(const struct xshm_path_class *cls, uint32_t every)
 struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)
 {
 	enum xshm_path other = other_path(cls->chosen);
+	struct xshm_path_pick pick = { cls->chosen, false };
+	bool changes;
 
 	cls->sends++;
 	if (probes_now(cls, probe_every(cls, other)))
-		return (struct xshm_path_pick) { other, true };
-	return (struct xshm_path_pick) {
-		cls->chosen,
-		young(cls, cls->chosen) ||
-		cls->sends % XSHM_PATH_TIME_EVERY == 0,
-	};
+		pick = (struct xshm_path_pick) { other, true };
+	else
+		pick.timed = young(cls, cls->chosen) ||
+			     cls->sends % XSHM_PATH_TIME_EVERY == 0;
+	changes = pick.path != cls->latest;
+	cls->latest = pick.path;
+	if (cls->in_stream && changes)
+		pick.timed = false;
+	return pick;
 }
 
-uint64_t xshm_path_sample(const struct xshm_path_class *cls,
-			  uint64_t start_ns, uint64_t sender_busy_ns,
-			  const struct xshm_timing *timing)
+static uint64_t lone_sample(uint64_t start_ns,
+			    const struct xshm_timing *timing)
 {
 	uint64_t from = start_ns > timing->ready_ns ? start_ns :
 						      timing->ready_ns;
 
-	if (cls->in_stream)
-		return timing->busy_ns > sender_busy_ns ? timing->busy_ns :
-							  sender_busy_ns;
 	return timing->done_ns > from ? timing->done_ns - from : 0;
+}
+
+static uint64_t stream_sample(uint64_t sender_busy_ns, bool follows_send,
+			      const struct xshm_timing *timing)
+{
+	uint64_t busier = timing->busy_ns > sender_busy_ns ? timing->busy_ns :
+							     sender_busy_ns;
+	uint64_t pace;
+
+	if (!timing->paced_from_ns)
+		return busier;
+	if (!follows_send || timing->done_ns <= timing->paced_from_ns)
+		return 0;
+	pace = timing->done_ns - timing->paced_from_ns;
+	return pace > busier ? pace : busier;
+}
+
+uint64_t xshm_path_sample(const struct xshm_path_class *cls,
+			  uint64_t start_ns, uint64_t sender_busy_ns,
+			  bool follows_send, const struct xshm_timing *timing)
+{
+	if (cls->in_stream)
+		return stream_sample(sender_busy_ns, follows_send, timing);
+	return lone_sample(start_ns, timing);
 }
 
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,

@@ -11,12 +11,15 @@
  * A lone send is timed from the send to the receiver's completion, less
  * any time the receiver was not ready for it (busy with the previous large
  * message, or without a posted receive): in a ping-pong, the latency.  A
- * send in a stream is timed by what its receiver spent copying it: the
- * receiver's time is what streams from one sender or many share, and the
- * time between completions, which measures it for one stream of whole
- * messages, does not for several whose chunks interleave (4 senders of
- * 256 KiB chose bounce buffers at 15 GB/s by it, where the single copy
- * gave 28).  Per size class, and apart for lone sends and sends in a
+ * send in a stream is timed by its pace, the time from the completion of
+ * the sender's previous message to its own, where that measures one
+ * stream: nothing else the sender did, and no other sender's message,
+ * came between.  Where messages of several senders interleave, it is
+ * timed by the copies of its busier side instead: the time between
+ * completions does not measure what a path costs when chunks of several
+ * messages share the receiver (4 senders of 256 KiB chose bounce buffers
+ * at 15 GB/s by it, where the single copy gave 28).  Per size class, and
+ * apart for lone sends and sends in a
  * stream, the sender keeps an estimate of each path in ns per KiB
  * (estimate.h), fed by one in XSHM_PATH_TIME_EVERY of its sends on the
  * chosen path and by every probe, one send in XSHM_PATH_PROBE_EVERY, on the
@@ -50,6 +53,7 @@
 #define XSHM_PATH_YOUNG		4	/* samples of a path, the first ignored */
 #define XSHM_PATH_TIME_EVERY	16
 #define XSHM_PATH_SWITCH_BELOW	90
+#define XSHM_PATH_STREAM_RUN	4	/* probes in a row, in a stream */
 #define XSHM_PATH_NS_MAX	(1ULL << 40)	/* a longer time counts as this */
 
 enum xshm_path {
@@ -63,7 +67,8 @@ struct xshm_path_class {
 	uint8_t samples[2];	/* recorded, up to XSHM_PATH_YOUNG */
 	uint32_t sends;		/* picked so far, to space probes and timings */
 	enum xshm_path chosen;
-	bool in_stream;		/* timed by its busier side's copies */
+	enum xshm_path latest;	/* the path of its latest pick */
+	bool in_stream;		/* timed by its pace (xshm_path_sample) */
 	uint8_t probe_run;	/* consecutive probes, at least 1 */
 };
 
@@ -102,7 +107,7 @@ struct xshm_path_pick {
 /*
  * Every class chooses first: the single copy from above scopy_min, the
  * pipeline below.  min is the smallest size with a choice.  Probes come
- * one at a time.
+ * one at a time for lone sends, XSHM_PATH_STREAM_RUN in a row in a stream.
  */
 void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			   size_t scopy_min);
@@ -163,22 +168,42 @@ struct xshm_path_class *xshm_path_class_for(struct xshm_path_choice *choice,
 					    bool in_stream, size_t len,
 					    size_t min);
 
-/* The path of the next send in the class: the chosen one or a probe. */
+/*
+ * The path of the next send in the class: the chosen one or a probe.  In
+ * a stream, a send that changes path is not timed: its pace is partly the
+ * previous send's, on the other path.  Probes come in runs there, so that
+ * the later ones measure a stream on their path; alternating sends made
+ * 1 MiB bounce buffers look twice as fast as a stream of them (-W).
+ */
 struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls);
 
 /*
  * What a send of the class took, by its receiver's timing (layout.h); 0
  * when the clocks say nothing.  A lone send counts from start_ns, when it
- * started, to its completion.  A send in a stream counts the copies of its
- * busier side, the receiver's or the sender's (sender_busy_ns): a stream
- * goes at the pace of the side that copies more.  The receiver's copies
- * alone hid what bounce buffers cost their sender: 64 KiB took 7 us to
- * fill against 3.5 to drain, and 4 senders into one receiver split their
- * sends between the paths at 0.75 of the single copy's bandwidth.
+ * started, to its completion.
+ *
+ * A send in a stream counts its pace, the time since the receiver
+ * completed the sender's previous message (timing->paced_from_ns), when
+ * it followed that message with no receive between (follows_send), and
+ * at least the copies of its busier side.  The copies alone leave out
+ * what the application does between sends: with the send buffer written
+ * before each send (-W), a stream of 1 MiB messages on bounce buffers
+ * completed one every 290 to 340 us where their busier side's copies said
+ * 130, and a lone single copy among them, 365, chose the bounce buffers;
+ * the single copy forced completed one every 155.  When the sender took a
+ * receive between the two (the answer to a window), the pace includes
+ * waiting for it: the sample is 0, nothing learnt.
+ *
+ * Where another sender's message came between (timing->paced_from_ns 0),
+ * it counts the copies of its busier side, the receiver's or the
+ * sender's (sender_busy_ns).  The receiver's copies alone hid what bounce
+ * buffers cost their sender: 64 KiB took 7 us to fill against 3.5 to
+ * drain, and 4 senders into one receiver split their sends between the
+ * paths at 0.75 of the single copy's bandwidth.
  */
 uint64_t xshm_path_sample(const struct xshm_path_class *cls,
 			  uint64_t start_ns, uint64_t sender_busy_ns,
-			  const struct xshm_timing *timing);
+			  bool follows_send, const struct xshm_timing *timing);
 
 /* A timed send of len bytes on path took ns; may change the choice. */
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,

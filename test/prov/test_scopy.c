@@ -1503,7 +1503,7 @@ END_TEST
 
 static void path_steps(const enum early *early, int n, uint64_t seed)
 {
-	struct pages_step steps[5];
+	struct pages_step steps[6];
 
 	for (int k = 0; k < n; k++)
 		steps[k] = (struct pages_step) { PATH_SIZE, false, false, early[k],
@@ -1512,17 +1512,20 @@ static void path_steps(const enum early *early, int n, uint64_t seed)
 }
 
 /*
- * While a class is young, every other send probes the path not chosen.
- * The first send stands alone (no large send before it), the others join
- * a stream (no receive completes at the sender): a class of their own.
+ * While a class is young, it probes the path not chosen as often as it
+ * takes the chosen one.  The first send stands alone (no large send before
+ * it); the others join a stream (no receive completes at the sender), a
+ * class of its own, which probes 4 in a row (XSHM_PATH_STREAM_RUN): its
+ * first four take the bounce buffers chosen, the next ones the probed
+ * single copy.
  */
 START_TEST(auto_path_probes_the_single_copy_while_young)
 {
-	static const enum early early[] = { EARLY_DONE, EARLY_DONE, EARLY_HELD, EARLY_DONE,
-					    EARLY_HELD };
+	static const enum early early[] = { EARLY_DONE, EARLY_DONE, EARLY_DONE,
+					    EARLY_DONE, EARLY_DONE, EARLY_HELD };
 
 	set_env("FI_XSHM_PATH", "auto");
-	path_steps(early, 5, 300);
+	path_steps(early, 6, 300);
 }
 END_TEST
 

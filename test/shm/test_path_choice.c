@@ -357,23 +357,53 @@ START_TEST(a_lone_send_is_timed_to_its_completion)
 
 	xshm_path_choice_init(&c, MIN, 4096 * KiB);
 	lone = xshm_path_class_for(&c, false, 64 * KiB, MIN);
-	ck_assert_uint_eq(xshm_path_sample(lone, 1000, 300, &t), 4000);
+	ck_assert_uint_eq(xshm_path_sample(lone, 1000, 300, false, &t), 4000);
 	/* its receive posted late */
-	ck_assert_uint_eq(xshm_path_sample(lone, 500, 300, &t), 4100);
+	ck_assert_uint_eq(xshm_path_sample(lone, 500, 300, false, &t), 4100);
 	/* clocks that disagree say nothing */
-	ck_assert_uint_eq(xshm_path_sample(lone, 6000, 300, &t), 0);
+	ck_assert_uint_eq(xshm_path_sample(lone, 6000, 300, false, &t), 0);
+	/* no pace for a lone send */
+	t.paced_from_ns = 4000;
+	ck_assert_uint_eq(xshm_path_sample(lone, 1000, 300, true, &t), 4000);
 }
 END_TEST
 
 /*
- * A send in a stream: by its busier side's copies, not by the time between
- * completions.  4 senders of 256 KiB into one receiver: chunks of bounce
- * buffers interleave, so messages complete in bursts, and the time between
- * completions, short for most, made the bounce buffers look cheaper than
- * they are.  The receiver's copies alone made them look cheap at 64 KiB,
- * where their senders took twice as long to fill them.
+ * A send in one stream, following the sender's previous message with
+ * nothing between: by its pace, the time since the receiver completed
+ * that message, and at least its busier side's copies.
  */
-START_TEST(a_send_in_a_stream_is_timed_by_its_busier_side)
+START_TEST(a_send_in_one_stream_is_timed_by_its_pace)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *stream;
+	struct xshm_timing t = { .ready_ns = 900, .done_ns = 5000,
+				 .busy_ns = 700, .paced_from_ns = 2000 };
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	stream = xshm_path_class_for(&c, true, 64 * KiB, MIN);
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 300, true, &t), 3000);
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 3400, true, &t), 3400);
+	t.busy_ns = 3500;
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 300, true, &t), 3500);
+	/* a receive between the two: the pace includes waiting for it */
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 300, false, &t), 0);
+	/* clocks that disagree say nothing */
+	t.paced_from_ns = 6000;
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 300, true, &t), 0);
+}
+END_TEST
+
+/*
+ * Another sender's message came between (paced_from_ns 0): by its busier
+ * side's copies, not by the time between completions.  4 senders of
+ * 256 KiB into one receiver: chunks of bounce buffers interleave, so
+ * messages complete in bursts, and the time between completions, short
+ * for most, made the bounce buffers look cheaper than they are.  The
+ * receiver's copies alone made them look cheap at 64 KiB, where their
+ * senders took twice as long to fill them.
+ */
+START_TEST(a_send_among_other_senders_is_timed_by_its_busier_side)
 {
 	struct xshm_path_choice c;
 	struct xshm_path_class *stream;
@@ -381,10 +411,82 @@ START_TEST(a_send_in_a_stream_is_timed_by_its_busier_side)
 
 	xshm_path_choice_init(&c, MIN, 4096 * KiB);
 	stream = xshm_path_class_for(&c, true, 64 * KiB, MIN);
-	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 300, &t), 700);
-	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 1400, &t), 1400);
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 300, true, &t), 700);
+	ck_assert_uint_eq(xshm_path_sample(stream, 1000, 1400, false, &t), 1400);
 	xshm_path_record(stream, XSHM_PATH_SCOPY, 0, 64 * KiB);
 	ck_assert_uint_eq(stream->samples[XSHM_PATH_SCOPY], 0);
+}
+END_TEST
+
+/*
+ * One stream of messages per path, as the timings of 1 MiB sends came on
+ * this machine with the send buffer written before each send (-W), in us:
+ * the bounce buffers' sender copied 130 and its receiver 70, but a message
+ * completed every 300; the single copy's receiver copied 150, one every
+ * 160.  By their busier sides the bounce buffers cost less; by their pace
+ * the single copy does.
+ */
+struct stream_timing {
+	uint64_t sender_busy_ns, receiver_busy_ns, pace_ns;
+};
+
+static const struct stream_timing written_stream[2] = {
+	[XSHM_PATH_BOUNCE] = { 130000, 70000, 300000 },
+	[XSHM_PATH_SCOPY] = { 0, 150000, 160000 },
+};
+
+START_TEST(a_stream_of_written_buffers_chooses_by_its_pace)
+{
+	struct xshm_path_choice c;
+	size_t len = 1024 * KiB;
+	struct xshm_path_class *stream;
+	uint64_t done = 1000;
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	stream = xshm_path_class_for(&c, true, len, MIN);
+	stream->chosen = stream->latest = XSHM_PATH_BOUNCE;
+	for (int i = 0; i < 640; i++) {
+		struct xshm_path_pick pick = xshm_path_pick(stream);
+		const struct stream_timing *m = &written_stream[pick.path];
+		struct xshm_timing t = {
+			.busy_ns = m->receiver_busy_ns, .paced_from_ns = done,
+			.done_ns = done + m->pace_ns,
+		};
+
+		done = t.done_ns;
+		if (pick.timed)
+			xshm_path_record(stream, pick.path,
+					 xshm_path_sample(stream, 0,
+							  m->sender_busy_ns,
+							  true, &t), len);
+	}
+	ck_assert_int_eq(stream->chosen, XSHM_PATH_SCOPY);
+}
+END_TEST
+
+/*
+ * In a stream, probes come XSHM_PATH_STREAM_RUN in a row, and a send that
+ * changes path is not timed: its pace is partly its predecessor's.
+ */
+START_TEST(a_stream_probes_in_runs_and_times_no_change_of_path)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *stream;
+	enum xshm_path latest;
+
+	xshm_path_choice_init(&c, MIN, 4096 * KiB);
+	stream = xshm_path_class_for(&c, true, LEN, MIN);
+	latest = stream->chosen;
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < 2 * XSHM_PATH_STREAM_RUN; i++) {
+			struct xshm_path_pick pick = xshm_path_pick(stream);
+			bool probe = i >= XSHM_PATH_STREAM_RUN;
+
+			ck_assert_int_eq(pick.path == stream->chosen, !probe);
+			ck_assert_int_eq(pick.timed, pick.path == latest);
+			latest = pick.path;
+		}
+	}
 }
 END_TEST
 
@@ -519,7 +621,10 @@ int main(void)
 	tcase_add_test(tc, the_first_sample_of_each_path_is_dropped);
 	tcase_add_test(tc, a_fresh_class_starts_from_the_single_copy_chosen_below);
 	tcase_add_test(tc, a_lone_send_is_timed_to_its_completion);
-	tcase_add_test(tc, a_send_in_a_stream_is_timed_by_its_busier_side);
+	tcase_add_test(tc, a_send_in_one_stream_is_timed_by_its_pace);
+	tcase_add_test(tc, a_send_among_other_senders_is_timed_by_its_busier_side);
+	tcase_add_test(tc, a_stream_of_written_buffers_chooses_by_its_pace);
+	tcase_add_test(tc, a_stream_probes_in_runs_and_times_no_change_of_path);
 	tcase_add_test(tc, absurd_times_are_bounded);
 	tcase_add_test(tc, a_change_of_buffer_state_is_followed);
 	tcase_add_test(tc, near_equal_paths_do_not_flap);

@@ -7,9 +7,11 @@
  * whether it joins a stream.  A timed send carries XSHM_CMD_TIMED and an
  * id in ack_id; its receiver, once it completed the message, answers with
  * an XSHM_OP_TIMING cell saying when it became ready for it, when it was
- * done and how long its copies took, and the sender records what
+ * done, how long its copies took and when it completed that sender's
+ * previous large message, and the sender records what
  * xshm_path_sample makes of it: the time to completion for a lone send,
- * its busier side's copies for a send in a stream.
+ * its pace (or, among other senders' messages, its busier side's copies)
+ * for a send in a stream.
  * With FI_XSHM_PATH=static, or once FI_XSHM_SCOPY_THRESHOLD or the huge
  * page minimums are set, the sizes and pages choose as fi_xshm(7) says.
  * Without a single copy to the receiver (FI_XSHM_CMA=0, a ptrace policy,
@@ -87,7 +89,7 @@ static uint32_t start_timing(struct xshm_ep *ep, const struct xshm_peer *peer,
 	ep->path_timed[id % XSHM_PATH_TIMED] = (struct xshm_path_timed) {
 		.dest_ep_id = peer->ep_id, .start_ns = xshm_now_ns(),
 		.len = total, .cls = cls, .mapping_id = peer->region.mapping_id,
-		.id = id, .path = path,
+		.id = id, .path = path, .follows_send = ep->large_sent.in_run,
 	};
 	return id;
 }
@@ -141,7 +143,8 @@ void xshm_path_timing(struct xshm_ep *ep, const struct xshm_cmd *cmd,
 	sent->id = 0;
 	xshm_path_record(sent->cls, sent->path,
 			 xshm_path_sample(sent->cls, sent->start_ns,
-					  sent->busy_ns, timing),
+					  sent->busy_ns, sent->follows_send,
+					  timing),
 			 sent->len);
 }
 
@@ -174,7 +177,10 @@ void xshm_path_large_received(struct xshm_ep *ep, uint64_t sender_ep_id,
 	timing.done_ns = xshm_now_ns();
 	if (timing.ready_ns < ep->rx_large_done_ns)
 		timing.ready_ns = ep->rx_large_done_ns;
+	if (ep->rx_large_sender == sender_ep_id)
+		timing.paced_from_ns = ep->rx_large_done_ns;
 	ep->rx_large_done_ns = timing.done_ns;
+	ep->rx_large_sender = sender_ep_id;
 	if (cmd_flags & XSHM_CMD_TIMED)
 		report_timing(ep, sender_ep_id, id, &timing);
 }

@@ -151,8 +151,11 @@ struct xshm_ep {
 		uint32_t id;		/* its ack_id; 0: none */
 		enum xshm_path path;
 		uint64_t busy_ns;	/* the sender's copies so far */
+		/* it followed a send to dest with no receive between */
+		bool follows_send;
 	} path_timed[XSHM_PATH_TIMED];
 	uint64_t rx_large_done_ns;	/* path.c: the last large receive done */
+	uint64_t rx_large_sender;	/* ... and the endpoint that sent it */
 	struct xshm_buf_done {		/* buf_return.c */
 		uint32_t index;
 		uint64_t borrower;
