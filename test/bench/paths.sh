@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Checks xshm's measured path choice (FI_XSHM_PATH=auto) against each path
+# forced, in the same benchmark processes: this tree's xshm as it is, and
+# built again as "xshmbounce" (bounce buffers forced) and "xshmscopy" (the
+# single copy forced above FI_XSHM_PATH_MIN's default).  For each benchmark
+# and size, test/bench/paths.py prints the medians and auto's ratio to the
+# better forced path: near 1 when the choice is right.
+#
+#   bash test/bench/paths.sh [-r reps] [-s sizes] [-b benches] [-W]
+#   e.g. bash test/bench/paths.sh -r 5 -s 16K,64K,256K,1M,4M -b latency,bandwidth -W
+#
+# Benchmarks: latency (lone sends), bandwidth (one stream), incast (4
+# senders).  -W writes each send buffer before its send.  Results go to
+# bench-results/paths-<date-time>/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+reps=5 sizes=16K,64K,256K,1M,4M benches=latency,bandwidth,incast written=
+while getopts "r:s:b:W" opt; do
+	case $opt in
+	r) reps=$OPTARG ;;
+	s) sizes=$OPTARG ;;
+	b) benches=$OPTARG ;;
+	W) written=-W ;;
+	*) sed -n '2,15p' "$0" >&2; exit 2 ;;
+	esac
+done
+. test/build.sh
+xshm_install_deps
+xshm_build
+
+tree=build/paths-tree
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# Builds the copy of the tree as provider $1 into $tree/provider-$1/.
+build_as() {
+	(cd "$tree" && make clean >/dev/null &&
+	 make -j"$(nproc)" CFLAGS="-g -O2 -DXSHM_NAME=\\\"$1\\\"" >/dev/null)
+	mkdir -p "$tree/provider-$1"
+	cp "$tree/.libs/libxshm-fi.so" "$tree/provider-$1/lib$1-fi.so"
+}
+
+rm -rf "$tree"
+mkdir -p "$tree"
+tar -cf - --exclude=./build --exclude=./bench-results --exclude=./.git . |
+	tar -xf - -C "$tree"
+build_as xshmbounce
+build_as xshmscopy
+
+never=1099511627776	# bytes: no message is this large
+export FI_XSHMBOUNCE_PATH=static FI_XSHMBOUNCE_SCOPY_THRESHOLD=$never \
+	FI_XSHMBOUNCE_SCOPY_HUGE_MIN=$never \
+	FI_XSHMBOUNCE_SCOPY_HUGE_STREAM_MIN=$never
+export FI_XSHMSCOPY_PATH=static FI_XSHMSCOPY_SCOPY_THRESHOLD=8192
+export FI_PROVIDER_PATH="$PWD/.libs:$PWD/$tree/provider-xshmbounce:$PWD/$tree/provider-xshmscopy"
+out=bench-results/paths-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+echo "# command: $0 $*" | tee "$out/summary.txt"
+for bench in ${benches//,/ }; do
+	# each repetition a fresh process, the providers' order rotated
+	for ((rep = 0; rep < reps; rep++)); do
+		case $((rep % 3)) in
+		0) provs=xshm,xshmbounce,xshmscopy ;;
+		1) provs=xshmbounce,xshmscopy,xshm ;;
+		2) provs=xshmscopy,xshm,xshmbounce ;;
+		esac
+		timeout 300 "test/bench/$bench" -p "$provs" -s "$sizes" -b $written |
+			grep -v '^#' | sed "s/^/$bench $rep /" >> "$out/raw.txt"
+	done
+done
+"$PY" test/bench/paths.py "$out/raw.txt" | tee -a "$out/summary.txt"
+rm -rf "$tree"
