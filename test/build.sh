@@ -1,5 +1,6 @@
-# Sourced by test/demo.sh and test/suite.sh: installs what xshm needs from
-# Debian when it is missing, then builds xshm and its tests in this tree.
+# Sourced by test/demo.sh, test/suite.sh and the benchmark scripts: installs
+# what xshm needs from Debian when it is missing, then builds xshm and its
+# tests in this tree.
 
 # openmpi-bin and libopenmpi-dev: test/mpi/run.sh and test/bench/osu.sh;
 # iproute2: their simulated nodes (test/mpi/netns.sh), the two-node fabtests'
@@ -24,4 +25,14 @@ xshm_build() {
 	[ -f Makefile ] || ./configure --quiet
 	make -j"$(nproc)" >/dev/null
 	make -j"$(nproc)" check TESTS= >/dev/null
+}
+
+# Builds the configured tree in $1 as provider $2 (XSHM_NAME) into
+# $1/provider-$2/lib$2-fi.so, to load beside this tree's xshm: test/bench/ab.sh
+# and test/bench/paths.sh.
+xshm_build_as() {
+	(cd "$1" && make clean >/dev/null &&
+	 make -j"$(nproc)" CFLAGS="-g -O2 -DXSHM_NAME=\\\"$2\\\"" >/dev/null)
+	mkdir -p "$1/provider-$2"
+	cp "$1/.libs/libxshm-fi.so" "$1/provider-$2/lib$2-fi.so"
 }

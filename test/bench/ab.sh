@@ -31,19 +31,11 @@ tree=build/ab-tree
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-# Builds the configured tree in $1 as provider $2 into $1/provider-$2/.
-build_as() {
-	(cd "$1" && make clean >/dev/null &&
-	 make -j"$(nproc)" CFLAGS="-g -O2 -DXSHM_NAME=\\\"$2\\\"" >/dev/null)
-	mkdir -p "$1/provider-$2"
-	cp "$1/.libs/libxshm-fi.so" "$1/provider-$2/lib$2-fi.so"
-}
-
 rm -rf "$base"
 git worktree prune
 git worktree add --detach -f "$base" "$rev" >/dev/null
 (cd "$base" && ./autogen.sh >/dev/null && ./configure --quiet)
-build_as "$base" xshmbase
+xshm_build_as "$base" xshmbase
 
 XSHM_BENCH_COMMAND="$(printf '%q ' "$0" "$@")"
 export XSHM_BENCH_COMMAND="${XSHM_BENCH_COMMAND% }"
@@ -59,8 +51,8 @@ rm -rf "$tree"
 mkdir -p "$tree"
 tar -cf - --exclude=./build --exclude=./bench-results --exclude=./.git . |
 	tar -xf - -C "$tree"
-build_as "$tree" xshmbase
-build_as "$base" xshm
+xshm_build_as "$tree" xshmbase
+xshm_build_as "$base" xshm
 out=bench-results/ab-$(date +%Y%m%d-%H%M%S)
 FI_PROVIDER_PATH="$PWD/.libs:$PWD/$base/provider-xshmbase" \
 	"$PY" test/bench/compare.py -p xshm,xshmbase --anchors 1.17 "$@" -o "$out/forward"

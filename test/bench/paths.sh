@@ -32,20 +32,12 @@ tree=build/paths-tree
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-# Builds the copy of the tree as provider $1 into $tree/provider-$1/.
-build_as() {
-	(cd "$tree" && make clean >/dev/null &&
-	 make -j"$(nproc)" CFLAGS="-g -O2 -DXSHM_NAME=\\\"$1\\\"" >/dev/null)
-	mkdir -p "$tree/provider-$1"
-	cp "$tree/.libs/libxshm-fi.so" "$tree/provider-$1/lib$1-fi.so"
-}
-
 rm -rf "$tree"
 mkdir -p "$tree"
 tar -cf - --exclude=./build --exclude=./bench-results --exclude=./.git . |
 	tar -xf - -C "$tree"
-build_as xshmbounce
-build_as xshmscopy
+xshm_build_as "$tree" xshmbounce
+xshm_build_as "$tree" xshmscopy
 
 never=1099511627776	# bytes: no message is this large
 export FI_XSHMBOUNCE_PATH=static FI_XSHMBOUNCE_SCOPY_THRESHOLD=$never \
