@@ -89,7 +89,9 @@ static uint32_t start_timing(struct xshm_ep *ep, const struct xshm_peer *peer,
 	ep->path_timed[id % XSHM_PATH_TIMED] = (struct xshm_path_timed) {
 		.dest_ep_id = peer->ep_id, .start_ns = xshm_now_ns(),
 		.len = total, .cls = cls, .mapping_id = peer->region.mapping_id,
-		.id = id, .path = path, .follows_send = ep->large_sent.in_run,
+		.id = id, .path = path,
+		/* as joins_stream noted it for this send */
+		.follows_send = ep->large_sent.in_run,
 	};
 	return id;
 }

@@ -12,6 +12,7 @@
  * empty read takes about 10 more (callgrind, test/bench/latency).
  */
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,10 +231,16 @@ static struct fi_ops_cq_owner xshm_cq_forward_ops = {
 	.writeerr = forward_writeerr,
 };
 
-void xshm_cq_progress(struct xshm_cq *cq)
+/* Progresses the CQ's endpoints for a reader with room for room entries. */
+static void progress_eps(struct xshm_cq *cq, size_t room)
 {
 	for (size_t i = 0; i < cq->nr_eps; i++)
-		xshm_ep_progress(cq->eps[i]);
+		xshm_ep_progress_for(cq->eps[i], room);
+}
+
+void xshm_cq_progress(struct xshm_cq *cq)
+{
+	progress_eps(cq, SIZE_MAX);
 }
 
 /*
@@ -249,8 +256,7 @@ static ssize_t progress_into(struct xshm_cq *cq, char **out, size_t count,
 	cq->sink = (struct xshm_cq_sink) {
 		.out = *out, .src = src_addr, .cap = count,
 	};
-	for (size_t i = 0; i < cq->nr_eps; i++)
-		xshm_ep_progress_for(cq->eps[i], count);
+	progress_eps(cq, count);
 	filled = (ssize_t) cq->sink.filled;
 	*out = cq->sink.out;
 	cq->sink.cap = 0;
