@@ -18,7 +18,7 @@
 
 #define XSHM_CACHE_LINE		64
 #define XSHM_REGION_MAGIC	0x4d485358676e6972ULL	/* "ringXSHM" */
-#define XSHM_LAYOUT_VERSION	26
+#define XSHM_LAYOUT_VERSION	27
 #define XSHM_NAME_MAX		48
 
 /*
@@ -355,24 +355,17 @@ struct xshm_timing {
 	uint64_t paced_from_ns;
 };
 
-/* Free-index queue cell of the pool. */
-struct xshm_index_cell {
-	_Atomic uint64_t seq;
-	uint32_t index;
-	uint32_t reserved;
-	_Atomic uint64_t claim;	/* the ring's, as is seq */
-};
-
 /*
- * Pool of bounce buffers: buffers, then the free-index queue, then one owner
- * word per buffer naming the endpoint (ep_id) that borrowed it: 0 while the
- * buffer is free, XSHM_POOL_PENDING while freed but not yet back in the queue.
+ * Pool of bounce buffers: buffers, then the free map (a bit per buffer, set
+ * while it may be free), then one owner word per buffer naming the endpoint
+ * (ep_id) that borrowed it: 0 while the buffer is free, XSHM_POOL_PENDING
+ * while it is being freed (shm/pool.c).
  */
 struct xshm_pool {
 	uint32_t nbufs;
 	uint32_t buf_size;		/* multiple of XSHM_CACHE_LINE */
 	uint64_t bufs_offset;		/* from the pool struct */
-	uint64_t freeq_offset;		/* from the pool struct, a struct xshm_ring */
+	uint64_t free_map_offset;	/* from the pool struct, _Atomic uint64_t[] */
 	uint64_t owners_offset;		/* from the pool struct, _Atomic uint64_t[] */
 };
 
@@ -446,10 +439,6 @@ static_assert(offsetof(struct xshm_cont_cell, op) == offsetof(struct xshm_cmd, o
 	      "a continuation cell reads as a command with op XSHM_OP_CONT");
 static_assert(offsetof(struct xshm_ring, cells) % XSHM_CACHE_LINE == 0,
 	      "ring cells aligned");
-static_assert(sizeof(struct xshm_index_cell) == 24 &&
-	      offsetof(struct xshm_index_cell, claim) ==
-	      sizeof(struct xshm_index_cell) - XSHM_CELL_CLAIM_SIZE,
-	      "index cell layout: the claim last");
 static_assert(sizeof(struct xshm_pool) == 32, "pool layout");
 static_assert(XSHM_CELL_SIZE % XSHM_CACHE_LINE == 0, "cell size");
 static_assert(XSHM_BUF_SIZE % XSHM_CACHE_LINE == 0, "buffer size");

@@ -57,7 +57,7 @@ void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			*cls = (struct xshm_path_class) {
 				.chosen = first, .latest = first,
 				.in_stream = stream,
-				.probe_run = stream ? XSHM_PATH_STREAM_RUN : 1,
+				.probe_run = XSHM_PATH_PROBE_RUN,
 			};
 		}
 	}
@@ -136,7 +136,7 @@ struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)
 			     cls->sends % XSHM_PATH_TIME_EVERY == 0;
 	changes = pick.path != cls->latest;
 	cls->latest = pick.path;
-	if (cls->in_stream && changes)
+	if (changes)
 		pick.timed = false;
 	return pick;
 }

@@ -1,44 +1,52 @@
 /*
  * Bounce-buffer pool:
- * [struct xshm_pool][pad][bufs...][pad][free-index ring][pad][owner words].
+ * [struct xshm_pool][pad][bufs...][pad][free map][pad][owner words].
  * Offsets are relative to the pool struct so the pool can sit anywhere in a
- * region.  The free-index ring has room for every index.
+ * region.
  *
- * An owner word is 0 while its buffer is free, the borrower's ep_id while
- * borrowed, and XSHM_POOL_PENDING from the moment it is freed until its index
- * is in the queue again.  Taking a buffer is a CAS from 0 or PENDING, so an
- * index that got into the queue twice (a requeue racing with a free) is
- * harmless: whoever pops the second copy while the first is borrowed drops it.
+ * The free map has a bit per buffer, set while it may be free; the owner
+ * word decides.  An owner word is 0 while its buffer is free, the
+ * borrower's ep_id while borrowed, and XSHM_POOL_PENDING from the moment it
+ * is freed until it is free again.  Every step is a single atomic one that
+ * can be repeated:
+ *   borrow: CAS the owner word from 0 or PENDING to the borrower, then
+ *           clear the bit;
+ *   free:   CAS it from the borrower to PENDING, set the bit, CAS PENDING
+ *           to 0.
+ * So a process dying between two steps leaves either a set bit on a buffer
+ * it holds (reclaimed with it) or a PENDING buffer whose bit may be clear
+ * (xshm_pool_recover_pending sets it), and a late or stale bit costs a
+ * borrower a look, never a buffer borrowed twice.
+ *
+ * Borrowers take the first XSHM_POOL_WARM_BYTES of buffers in turn, and
+ * the rest, in turn too, only while those are all borrowed, so that the
+ * buffers in use stay warm in the caches.  A queue handing out all 2 MiB
+ * in turn made a bounce buffer's data come from memory whenever the other
+ * path had been chosen for a while, and the path choice's probes of bounce
+ * buffers slow (shm/path_choice.h): 128 KiB lone sends took the single
+ * copy at 16 to 19 us where bounce buffers took 8.  The price is a
+ * stream's: 16 and 64 KiB streams lost 10% of their bandwidth on the
+ * 2-core guest, whose buffers now come round every 512 KiB.  Taking the
+ * lowest free buffer instead, the one the receiver had just read, cost
+ * 20 to 28% (the sender's stores wait for the lines in the receiver's
+ * cache), and a window of 1 MiB left the probes slow.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "pool.h"
 
-struct index_payload {
-	uint32_t index;
-	uint32_t reserved;
-};
-
-static_assert(sizeof(struct index_payload) ==
-	      offsetof(struct xshm_index_cell, claim) -
-	      offsetof(struct xshm_index_cell, index),
-	      "index payload mirrors the index cell");
+#define MAP_BITS	64
 
 static uint64_t align_up(uint64_t value, uint64_t alignment)
 {
 	return (value + alignment - 1) & ~(alignment - 1);
 }
 
-static uint32_t freeq_cells(uint32_t nbufs)
+static uint32_t map_words(uint32_t nbufs)
 {
-	uint32_t ncells = 1;
-
-	while (ncells < nbufs)
-		ncells <<= 1;
-	return ncells;
+	return (nbufs + MAP_BITS - 1) / MAP_BITS;
 }
 
 static uint64_t bufs_offset_for(void)
@@ -46,7 +54,7 @@ static uint64_t bufs_offset_for(void)
 	return align_up(sizeof(struct xshm_pool), XSHM_CACHE_LINE);
 }
 
-static uint64_t freeq_offset_for(uint32_t nbufs, uint32_t buf_size)
+static uint64_t free_map_offset_for(uint32_t nbufs, uint32_t buf_size)
 {
 	return align_up(bufs_offset_for() + (uint64_t) nbufs * buf_size,
 			XSHM_CACHE_LINE);
@@ -54,9 +62,8 @@ static uint64_t freeq_offset_for(uint32_t nbufs, uint32_t buf_size)
 
 static uint64_t owners_offset_for(uint32_t nbufs, uint32_t buf_size)
 {
-	return align_up(freeq_offset_for(nbufs, buf_size) +
-			xshm_ring_bytes(freeq_cells(nbufs),
-					sizeof(struct xshm_index_cell)),
+	return align_up(free_map_offset_for(nbufs, buf_size) +
+			(uint64_t) map_words(nbufs) * sizeof(uint64_t),
 			XSHM_CACHE_LINE);
 }
 
@@ -66,33 +73,53 @@ size_t xshm_pool_bytes(uint32_t nbufs, uint32_t buf_size)
 	       (uint64_t) nbufs * sizeof(uint64_t);
 }
 
+static _Atomic uint64_t *at_offset(struct xshm_pool *pool, uint64_t offset)
+{
+	return (_Atomic uint64_t *) ((unsigned char *) pool + offset);
+}
+
+/* The bits of word w that name buffers [from, to). */
+static uint64_t range_mask(uint32_t w, uint32_t from, uint32_t to)
+{
+	uint32_t first = w * MAP_BITS;
+	uint64_t mask = UINT64_MAX;
+
+	if (from > first)
+		mask &= UINT64_MAX << (from - first);
+	if (to < first + MAP_BITS)
+		mask &= (1ULL << (to - first)) - 1;
+	return mask;
+}
+
+/* The bits of word w that name buffers. */
+static uint64_t word_mask(uint32_t nbufs, uint32_t w)
+{
+	return range_mask(w, 0, nbufs);
+}
+
+static uint32_t warm_bufs(const struct xshm_pool_ref *ref)
+{
+	uint32_t warm = XSHM_POOL_WARM_BYTES / ref->buf_size;
+
+	return warm < 1 ? 1 : warm > ref->nbufs ? ref->nbufs : warm;
+}
+
 void xshm_pool_init(struct xshm_pool *pool, uint32_t nbufs, uint32_t buf_size)
 {
-	struct xshm_ring *freeq;
-	struct xshm_ring_ref ref;
-	_Atomic uint64_t *owners;
-	uint32_t ncells = freeq_cells(nbufs);
+	_Atomic uint64_t *owners, *free_map;
 	uint32_t i;
 
 	pool->nbufs = nbufs;
 	pool->buf_size = buf_size;
 	pool->bufs_offset = bufs_offset_for();
-	pool->freeq_offset = freeq_offset_for(nbufs, buf_size);
+	pool->free_map_offset = free_map_offset_for(nbufs, buf_size);
 	pool->owners_offset = owners_offset_for(nbufs, buf_size);
-	owners = (_Atomic uint64_t *) ((unsigned char *) pool + pool->owners_offset);
+	owners = at_offset(pool, pool->owners_offset);
+	free_map = at_offset(pool, pool->free_map_offset);
 	for (i = 0; i < nbufs; i++)
 		atomic_init(&owners[i], 0);
-
-	freeq = (struct xshm_ring *) ((unsigned char *) pool + pool->freeq_offset);
-	xshm_ring_init(freeq, ncells, sizeof(struct xshm_index_cell));
-	ref.ring = freeq;
-	ref.mask = ncells - 1;
-	ref.cell_size = sizeof(struct xshm_index_cell);
-	for (i = 0; i < nbufs; i++) {
-		struct index_payload payload = { .index = i };
-
-		xshm_ring_push(&ref, &payload, sizeof(payload));
-	}
+	for (i = 0; i < map_words(nbufs); i++)
+		atomic_init(&free_map[i], word_mask(nbufs, i));
 }
 
 static int bufs_valid(uint32_t nbufs, uint32_t buf_size, uint64_t bufs_offset,
@@ -106,21 +133,19 @@ static int bufs_valid(uint32_t nbufs, uint32_t buf_size, uint64_t bufs_offset,
 	return (uint64_t) nbufs * buf_size <= bytes_available - bufs_offset;
 }
 
-static int freeq_valid(const struct xshm_ring_ref *freeq, uint32_t nbufs)
+/* The map lies after the buffers, the owner words after the map. */
+static int map_and_owners_valid(uint32_t nbufs, uint64_t bufs_end,
+				uint64_t map_offset, uint64_t owners_offset,
+				size_t bytes_available)
 {
-	return freeq->mask + 1 >= nbufs &&
-	       freeq->cell_size >= sizeof(struct xshm_index_cell);
-}
-
-/* The owner words sit after the queue, which must end before them. */
-static int owners_valid(uint32_t nbufs, uint64_t freeq_offset,
-			uint64_t owners_offset, size_t bytes_available)
-{
-	if (owners_offset % sizeof(uint64_t) != 0 ||
-	    owners_offset <= freeq_offset || owners_offset > bytes_available)
+	if (map_offset % sizeof(uint64_t) != 0 || map_offset < bufs_end ||
+	    owners_offset % sizeof(uint64_t) != 0 || owners_offset < map_offset ||
+	    owners_offset > bytes_available)
 		return 0;
-	return (uint64_t) nbufs * sizeof(uint64_t) <=
-	       bytes_available - owners_offset;
+	return owners_offset - map_offset >=
+		       (uint64_t) map_words(nbufs) * sizeof(uint64_t) &&
+	       (uint64_t) nbufs * sizeof(uint64_t) <=
+		       bytes_available - owners_offset;
 }
 
 int xshm_pool_attach(struct xshm_pool_ref *ref, struct xshm_pool *pool,
@@ -128,34 +153,27 @@ int xshm_pool_attach(struct xshm_pool_ref *ref, struct xshm_pool *pool,
 {
 	volatile struct xshm_pool *shared = pool;
 	uint32_t nbufs, buf_size;
-	uint64_t bufs_offset, freeq_offset, owners_offset, bufs_end;
-	struct xshm_ring_ref freeq;
+	uint64_t bufs_offset, map_offset, owners_offset;
 
 	if ((uintptr_t) pool % 8 != 0 || bytes_available < sizeof(*pool))
 		return -EPROTO;
 	nbufs = shared->nbufs;
 	buf_size = shared->buf_size;
 	bufs_offset = shared->bufs_offset;
-	freeq_offset = shared->freeq_offset;
+	map_offset = shared->free_map_offset;
 	owners_offset = shared->owners_offset;
-	if (!bufs_valid(nbufs, buf_size, bufs_offset, bytes_available))
-		return -EPROTO;
-	/* The queue must not overlap the buffers that senders write. */
-	bufs_end = bufs_offset + (uint64_t) nbufs * buf_size;
-	if (freeq_offset < bufs_end || freeq_offset > bytes_available ||
-	    !owners_valid(nbufs, freeq_offset, owners_offset, bytes_available))
-		return -EPROTO;
-	if (xshm_ring_attach(&freeq,
-			     (struct xshm_ring *) ((unsigned char *) pool + freeq_offset),
-			     owners_offset - freeq_offset) != 0 ||
-	    !freeq_valid(&freeq, nbufs))
+	if (!bufs_valid(nbufs, buf_size, bufs_offset, bytes_available) ||
+	    !map_and_owners_valid(nbufs, bufs_offset + (uint64_t) nbufs * buf_size,
+				  map_offset, owners_offset, bytes_available))
 		return -EPROTO;
 
 	ref->bufs = (unsigned char *) pool + bufs_offset;
-	ref->owners = (_Atomic uint64_t *) ((unsigned char *) pool + owners_offset);
+	ref->free_map = at_offset(pool, map_offset);
+	ref->owners = at_offset(pool, owners_offset);
 	ref->nbufs = nbufs;
 	ref->buf_size = buf_size;
-	ref->freeq = freeq;
+	atomic_init(&ref->next_warm, 0);
+	atomic_init(&ref->next_cold, 0);
 	return 0;
 }
 
@@ -168,55 +186,82 @@ static bool owner_valid(uint64_t owner)
 static bool take_buf(const struct xshm_pool_ref *ref, uint32_t index,
 		     uint64_t owner)
 {
-	_Atomic uint64_t *word;
-	uint64_t was;
+	_Atomic uint64_t *word = &ref->owners[index];
+	uint64_t was = atomic_load_explicit(word, memory_order_relaxed);
 
-	if (index >= ref->nbufs)
-		return false;
-	word = &ref->owners[index];
-	was = atomic_load_explicit(word, memory_order_relaxed);
 	return (was == 0 || was == XSHM_POOL_PENDING) &&
 	       atomic_compare_exchange_strong_explicit(word, &was, owner,
 						       memory_order_acquire,
 						       memory_order_relaxed);
 }
 
-static uint32_t index_in(void *cell)
+static void set_free_bit(const struct xshm_pool_ref *ref, uint32_t index)
 {
-	return *(volatile uint32_t *) &((struct xshm_index_cell *) cell)->index;
+	atomic_fetch_or_explicit(&ref->free_map[index / MAP_BITS],
+				 1ULL << (index % MAP_BITS),
+				 memory_order_release);
+}
+
+/* The first buffer in [from, to) whose bit is set and that owner takes. */
+static bool take_first_in(const struct xshm_pool_ref *ref, uint64_t owner,
+			  uint32_t from, uint32_t to, uint32_t *index)
+{
+	for (uint32_t w = from / MAP_BITS; w * MAP_BITS < to; w++) {
+		uint64_t bits = atomic_load_explicit(&ref->free_map[w],
+						     memory_order_relaxed) &
+				range_mask(w, from, to);
+
+		while (bits) {
+			uint32_t bit = (uint32_t) __builtin_ctzll(bits);
+
+			bits &= bits - 1;
+			if (!take_buf(ref, w * MAP_BITS + bit, owner))
+				continue;
+			atomic_fetch_and_explicit(&ref->free_map[w],
+						  ~(1ULL << bit),
+						  memory_order_relaxed);
+			*index = w * MAP_BITS + bit;
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
- * The buffer is taken before the cell is handed back, so that a sender
- * dying in between leaves either the index in the cell (the owner reaps the
- * cell and requeues it) or the buffer under its name (reclaimed), never
- * neither.  A failed hand-back means the owner reaped us as stalled: a
- * buffer taken is kept (the owner saw it taken and left it), else retry.
+ * The first in turn from cursor *next in [from, to), which then points past
+ * it.  A set bit on a borrowed buffer is one its free set late: skipped,
+ * not cleared, because its borrower's next free sets it again.
  */
+static bool take_in_turn(const struct xshm_pool_ref *ref, uint64_t owner,
+			 _Atomic uint32_t *next, uint32_t from, uint32_t to,
+			 uint32_t *index)
+{
+	uint32_t at = atomic_load_explicit(next, memory_order_relaxed);
+
+	if (at < from || at >= to)
+		at = from;
+	if (!take_first_in(ref, owner, at, to, index) &&
+	    !take_first_in(ref, owner, from, at, index))
+		return false;
+	atomic_store_explicit(next, *index + 1, memory_order_relaxed);
+	return true;
+}
+
+/* The warm buffers in turn, then, while those are all borrowed, the rest. */
 int xshm_pool_alloc(const struct xshm_pool_ref *ref, uint64_t owner,
 		    uint32_t *index)
 {
-	void *cell;
-	uint64_t pos;
+	/* hints of this process, not the pool's state */
+	struct xshm_pool_ref *local = (struct xshm_pool_ref *) ref;
+	uint32_t warm = warm_bufs(ref);
 
 	if (!owner_valid(owner))
 		return -EINVAL;
-	for (;;) {
-		uint32_t got;
-		bool taken;
-
-		cell = xshm_ring_pop_begin(&ref->freeq, &pos);
-		if (!cell)
-			return -EAGAIN;
-		got = index_in(cell);
-		taken = take_buf(ref, got, owner);
-		if (xshm_ring_pop_end(&ref->freeq, cell, pos) && !taken)
-			continue;
-		if (!taken)
-			return -EPROTO;
-		*index = got;
+	if (take_in_turn(ref, owner, &local->next_warm, 0, warm, index) ||
+	    take_in_turn(ref, owner, &local->next_cold, warm, ref->nbufs,
+			 index))
 		return 0;
-	}
+	return -EAGAIN;
 }
 
 bool xshm_pool_owned_by(const struct xshm_pool_ref *ref, uint32_t index,
@@ -227,49 +272,18 @@ bool xshm_pool_owned_by(const struct xshm_pool_ref *ref, uint32_t index,
 				    memory_order_relaxed) == owner;
 }
 
-/*
- * A popper that has advanced head but not yet handed its cell back makes the
- * queue look full to the push that wraps onto that cell, although it has
- * room for every index.  Only then is a failed push worth retrying.
- */
-static bool pop_in_flight(const struct xshm_ring_ref *freeq)
+/* Make a PENDING buffer free; harmless when a borrower took it already. */
+static void release_pending(const struct xshm_pool_ref *ref, uint32_t index)
 {
-	uint64_t tail = atomic_load_explicit(&freeq->ring->tail,
-					     memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&freeq->ring->head,
-					     memory_order_relaxed);
-
-	return tail - head <= freeq->mask;
-}
-
-#define REQUEUE_SPINS		64
-
-/*
- * Push a PENDING index.  When a stalled popper keeps the queue full it stays
- * PENDING, and the owner's xshm_pool_reap_stalled pushes it later.
- */
-static bool requeue(const struct xshm_pool_ref *ref, uint32_t index)
-{
-	struct index_payload payload = { .index = index };
 	uint64_t pending = XSHM_POOL_PENDING;
-	int attempt;
 
-	for (attempt = 0; attempt < REQUEUE_SPINS; attempt++) {
-		if (xshm_ring_push(&ref->freeq, &payload, sizeof(payload)) == 0) {
-			/* Fails harmlessly when a popper took it already. */
-			atomic_compare_exchange_strong_explicit(
-				&ref->owners[index], &pending, 0,
-				memory_order_release, memory_order_relaxed);
-			return true;
-		}
-		if (!pop_in_flight(&ref->freeq))
-			return false;
-		sched_yield();
-	}
-	return false;
+	set_free_bit(ref, index);
+	atomic_compare_exchange_strong_explicit(&ref->owners[index], &pending,
+						0, memory_order_release,
+						memory_order_relaxed);
 }
 
-/* The free is a CAS from the borrower: an index enters the queue once. */
+/* The free is a CAS from the borrower: a buffer is freed once. */
 static bool give_back(const struct xshm_pool_ref *ref, uint32_t index,
 		      uint64_t owner)
 {
@@ -277,7 +291,7 @@ static bool give_back(const struct xshm_pool_ref *ref, uint32_t index,
 		    &ref->owners[index], &owner, XSHM_POOL_PENDING,
 		    memory_order_release, memory_order_relaxed))
 		return false;
-	requeue(ref, index);
+	release_pending(ref, index);
 	return true;
 }
 
@@ -292,14 +306,14 @@ int xshm_pool_free(const struct xshm_pool_ref *ref, uint32_t index,
 
 uint32_t xshm_pool_free_count(const struct xshm_pool_ref *ref)
 {
-	uint64_t head = atomic_load_explicit(&ref->freeq.ring->head,
-					     memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&ref->freeq.ring->tail,
-					     memory_order_relaxed);
-	uint64_t count = tail - head;
+	uint32_t count = 0;
 
-	/* tail only grows, so it is at least the head read before it */
-	return count > ref->nbufs ? ref->nbufs : (uint32_t) count;
+	for (uint32_t w = 0; w < map_words(ref->nbufs); w++)
+		count += (uint32_t) __builtin_popcountll(
+			atomic_load_explicit(&ref->free_map[w],
+					     memory_order_relaxed) &
+			word_mask(ref->nbufs, w));
+	return count;
 }
 
 void *xshm_pool_buf(const struct xshm_pool_ref *ref, uint32_t index)
@@ -309,45 +323,18 @@ void *xshm_pool_buf(const struct xshm_pool_ref *ref, uint32_t index)
 	return ref->bufs + (size_t) index * ref->buf_size;
 }
 
-/* A popper died with the index still in its cell: unless it took the buffer. */
-static int requeue_unowned(const struct xshm_pool_ref *ref, uint32_t index)
-{
-	uint64_t free_word = 0;
-
-	if (index >= ref->nbufs)
-		return 0;
-	if (!atomic_compare_exchange_strong_explicit(
-		    &ref->owners[index], &free_word, XSHM_POOL_PENDING,
-		    memory_order_relaxed, memory_order_relaxed) &&
-	    free_word != XSHM_POOL_PENDING)
-		return 0;
-	return requeue(ref, index);
-}
-
-static int requeue_pending(const struct xshm_pool_ref *ref)
+int xshm_pool_recover_pending(const struct xshm_pool_ref *ref)
 {
 	int back = 0;
 
-	for (uint32_t i = 0; i < ref->nbufs; i++)
-		if (atomic_load_explicit(&ref->owners[i], memory_order_relaxed) ==
-		    XSHM_POOL_PENDING && requeue(ref, i))
-			back++;
+	for (uint32_t i = 0; i < ref->nbufs; i++) {
+		if (atomic_load_explicit(&ref->owners[i], memory_order_relaxed) !=
+		    XSHM_POOL_PENDING)
+			continue;
+		release_pending(ref, i);
+		back++;
+	}
 	return back;
-}
-
-int xshm_pool_reap_stalled(const struct xshm_pool_ref *ref,
-			   struct xshm_pool_reaper *reaper, uint64_t now_ns)
-{
-	struct index_payload payload;
-	int back = 0;
-
-	/* A dead pusher's index is PENDING: requeue_pending finds it. */
-	while (xshm_ring_reap_stalled(&ref->freeq, &reaper->push_stall, now_ns))
-		;
-	while (xshm_ring_reap_stalled_pop(&ref->freeq, &reaper->pop_stall,
-					  now_ns, &payload, sizeof(payload)) == 1)
-		back += requeue_unowned(ref, payload.index);
-	return back + requeue_pending(ref);
 }
 
 static bool listed(const uint64_t *list, size_t count, uint64_t value)

@@ -2,13 +2,15 @@
  * Pool of fixed-size bounce buffers inside a receiver's region.  Senders
  * borrow a buffer (xshm_pool_alloc), fill it and name its index in a command;
  * the receiver copies the data out and returns the index (xshm_pool_free).
- * The free indices sit in a ring (ring.h) used multi-producer/multi-consumer.
+ * A bitmap marks the free buffers.  Borrowers keep to the first
+ * XSHM_POOL_WARM_BYTES of buffers while they can, so that those in use
+ * stay few and warm in the caches (pool.c).
  *
  * Every buffer has an owner word naming the endpoint that borrowed it, set
- * by a CAS when it leaves the queue.  Only its borrower can free it, once,
+ * by a CAS when it is borrowed.  Only its borrower can free it, once,
  * so a command naming a buffer its sender does not hold, or the same buffer
- * twice, is caught instead of putting an index into the queue twice.  The
- * region owner recovers the buffers of borrowers that are gone.
+ * twice, is caught instead of freeing it twice.  The region owner recovers
+ * the buffers of borrowers that are gone.
  */
 #ifndef XSHM_SHM_POOL_H
 #define XSHM_SHM_POOL_H
@@ -18,15 +20,19 @@
 #include <stdint.h>
 
 #include "layout.h"
-#include "ring.h"
 
 struct xshm_pool_ref {
 	unsigned char *bufs;
+	_Atomic uint64_t *free_map;	/* a bit per buffer, set while free */
 	_Atomic uint64_t *owners;
 	uint32_t nbufs;
 	uint32_t buf_size;
-	struct xshm_ring_ref freeq;
+	/* where this process looks next: hints, written through const refs */
+	_Atomic uint32_t next_warm;
+	_Atomic uint32_t next_cold;
 };
+
+#define XSHM_POOL_WARM_BYTES	(512u << 10)
 
 size_t xshm_pool_bytes(uint32_t nbufs, uint32_t buf_size);
 
@@ -38,10 +44,9 @@ int xshm_pool_attach(struct xshm_pool_ref *ref, struct xshm_pool *pool,
 		     size_t bytes_available);
 
 /*
- * Borrow a buffer for endpoint owner (an ep_id, neither 0 nor
- * XSHM_POOL_PENDING): 0 and *index, -EAGAIN when every buffer is borrowed,
- * -EINVAL for a bad owner, or -EPROTO when the queue yielded an index out of
- * range or one already borrowed (a peer corrupted it).
+ * Borrow a free buffer for endpoint owner (an ep_id, neither 0 nor
+ * XSHM_POOL_PENDING): 0 and *index, -EAGAIN when every buffer is
+ * borrowed, or -EINVAL for a bad owner.
  */
 int xshm_pool_alloc(const struct xshm_pool_ref *ref, uint64_t owner,
 		    uint32_t *index);
@@ -65,18 +70,11 @@ void *xshm_pool_buf(const struct xshm_pool_ref *ref, uint32_t index);
 
 /* ---- the region owner's maintenance, off the hot path ---- */
 
-struct xshm_pool_reaper {
-	struct xshm_ring_stall push_stall;
-	struct xshm_ring_stall pop_stall;
-};
-
 /*
- * Unwedge the free-index queue from pushers and poppers that died in it
- * (ring.h, stall reaping) and put back the indices that were freed but did
- * not make it into the queue.  Returns how many indices it put back.
+ * Free the buffers left PENDING by frees that died half-way (or are still
+ * under way: harmless).  Returns how many it found.
  */
-int xshm_pool_reap_stalled(const struct xshm_pool_ref *ref,
-			   struct xshm_pool_reaper *reaper, uint64_t now_ns);
+int xshm_pool_recover_pending(const struct xshm_pool_ref *ref);
 
 /*
  * Up to max distinct endpoints holding buffers now, into borrowers; returns

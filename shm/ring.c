@@ -32,8 +32,6 @@
 #include "ring.h"
 
 static_assert(offsetof(struct xshm_cmd, seq) == 0, "cmd starts with seq");
-static_assert(offsetof(struct xshm_index_cell, seq) == 0,
-	      "index cell starts with seq");
 
 /* Bytes of a cell that are neither its seq nor its claim. */
 #define CELL_OVERHEAD	(sizeof(struct xshm_cell_seq) + XSHM_CELL_CLAIM_SIZE)

@@ -82,8 +82,7 @@ int xshm_sweep_run(struct xshm_sweep *sweep, struct xshm_region *region,
 {
 	int done = skip_dead_cells(sweep, region, now_ns);
 
-	done += xshm_pool_reap_stalled(&region->pool, &sweep->pool_reaper,
-				       now_ns);
+	done += xshm_pool_recover_pending(&region->pool);
 	watch_gone_borrowers(sweep, region);
 	return done + reclaim_drained(sweep, region);
 }

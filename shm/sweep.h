@@ -1,10 +1,11 @@
 /*
  * The region owner's maintenance against dead or buggy peers, run off the
  * hot path (every so often while polling): skips inbound ring cells that a
- * dead sender reserved but never committed, unwedges the pool's free-index
- * queue, and recovers the buffers of borrowers that are gone, but only once
- * every command they committed before going has been consumed: a message
- * whose cells were all committed must still be delivered.
+ * dead sender reserved but never committed, frees the pool's buffers whose
+ * free died half-way, and recovers the buffers of borrowers that are gone,
+ * but only once every command they committed before going has been
+ * consumed: a message whose cells were all committed must still be
+ * delivered.
  */
 #ifndef XSHM_SHM_SWEEP_H
 #define XSHM_SHM_SWEEP_H
@@ -21,7 +22,6 @@
 
 struct xshm_sweep {
 	struct xshm_ring_stall ring_stall;
-	struct xshm_pool_reaper pool_reaper;
 	struct {
 		uint64_t ep_id;
 		uint64_t drain_pos;	/* ring tail when it was found gone */

@@ -1515,7 +1515,7 @@ static void path_steps(const enum early *early, int n, uint64_t seed)
  * While a class is young, it probes the path not chosen as often as it
  * takes the chosen one.  The first send stands alone (no large send before
  * it); the others join a stream (no receive completes at the sender), a
- * class of its own, which probes 4 in a row (XSHM_PATH_STREAM_RUN): its
+ * class of its own, which probes 4 in a row (XSHM_PATH_PROBE_RUN): its
  * first four take the bounce buffers chosen, the next ones the probed
  * single copy.
  */

@@ -173,17 +173,24 @@ START_TEST(init_starts_from_the_static_threshold)
 }
 END_TEST
 
+/* Each path in turn, a run at a time, the first send of a run untimed. */
 START_TEST(a_fresh_class_times_both_paths_first)
 {
 	struct xshm_path_choice c;
 	struct xshm_path_class *cls = fresh(&c, LEN);
-	struct xshm_path_pick first = xshm_path_pick(cls), second;
 
-	ck_assert(first.timed);
-	ck_assert_int_eq(first.path, XSHM_PATH_BOUNCE);
-	second = xshm_path_pick(cls);
-	ck_assert(second.timed);
-	ck_assert_int_eq(second.path, XSHM_PATH_SCOPY);
+	for (int i = 0; i < XSHM_PATH_PROBE_RUN; i++) {
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+
+		ck_assert_int_eq(pick.path, XSHM_PATH_BOUNCE);
+		ck_assert(pick.timed);
+	}
+	for (int i = 0; i < XSHM_PATH_PROBE_RUN; i++) {
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+
+		ck_assert_int_eq(pick.path, XSHM_PATH_SCOPY);
+		ck_assert_int_eq(pick.timed, i > 0);
+	}
 }
 END_TEST
 
@@ -208,13 +215,16 @@ START_TEST(the_cheaper_single_copy_is_chosen_and_the_pipeline_probed)
 
 	run(cls, &pull_wins, 4 * XSHM_PATH_YOUNG, LEN, picked);
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
-	run(cls, &pull_wins, 640, LEN, picked);
+	run(cls, &pull_wins, 1024, LEN, picked);
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
-	ck_assert_int_eq(picked[XSHM_PATH_BOUNCE], 640 / XSHM_PATH_PROBE_EVERY);
+	ck_assert_int_eq(picked[XSHM_PATH_BOUNCE], 1024 / XSHM_PATH_PROBE_EVERY);
 }
 END_TEST
 
-/* The longest run of consecutive picks of path among n picks of cls. */
+/*
+ * The longest run of consecutive picks of path among n picks of cls, whose
+ * every pick but a run's first is timed.
+ */
 static int longest_run(struct xshm_path_class *cls, enum xshm_path path, int n,
 		       int *total)
 {
@@ -228,7 +238,7 @@ static int longest_run(struct xshm_path_class *cls, enum xshm_path path, int n,
 		*total += pick.path == path;
 		longest = run > longest ? run : longest;
 		if (pick.path == path)
-			ck_assert(pick.timed);
+			ck_assert_int_eq(pick.timed, run > 1);
 	}
 	return longest;
 }
@@ -294,8 +304,8 @@ START_TEST(a_path_far_behind_is_probed_rarely)
 
 	run(cls, &pull_wins_far, 64, LEN, picked);
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
-	run(cls, &pull_wins_far, 2560, LEN, picked);
-	ck_assert_int_eq(picked[XSHM_PATH_BOUNCE], 2560 / XSHM_PATH_PROBE_FAR);
+	run(cls, &pull_wins_far, 4096, LEN, picked);
+	ck_assert_int_eq(picked[XSHM_PATH_BOUNCE], 4096 / XSHM_PATH_PROBE_FAR);
 }
 END_TEST
 
@@ -465,7 +475,7 @@ START_TEST(a_stream_of_written_buffers_chooses_by_its_pace)
 END_TEST
 
 /*
- * In a stream, probes come XSHM_PATH_STREAM_RUN in a row, and a send that
+ * In a stream, probes come XSHM_PATH_PROBE_RUN in a row, and a send that
  * changes path is not timed: its pace is partly its predecessor's.
  */
 START_TEST(a_stream_probes_in_runs_and_times_no_change_of_path)
@@ -478,9 +488,9 @@ START_TEST(a_stream_probes_in_runs_and_times_no_change_of_path)
 	stream = xshm_path_class_for(&c, true, LEN, MIN);
 	latest = stream->chosen;
 	for (int round = 0; round < 4; round++) {
-		for (int i = 0; i < 2 * XSHM_PATH_STREAM_RUN; i++) {
+		for (int i = 0; i < 2 * XSHM_PATH_PROBE_RUN; i++) {
 			struct xshm_path_pick pick = xshm_path_pick(stream);
-			bool probe = i >= XSHM_PATH_STREAM_RUN;
+			bool probe = i >= XSHM_PATH_PROBE_RUN;
 
 			ck_assert_int_eq(pick.path == stream->chosen, !probe);
 			ck_assert_int_eq(pick.timed, pick.path == latest);
@@ -565,23 +575,33 @@ START_TEST(classes_and_streams_choose_apart)
 }
 END_TEST
 
-/* One in XSHM_PATH_TIME_EVERY sends on the chosen path is timed, and every probe. */
+/*
+ * One in XSHM_PATH_TIME_EVERY sends on the chosen path is timed, and every
+ * probe but the first of its run.
+ */
 START_TEST(timed_sends_are_spaced)
 {
 	struct xshm_path_choice c;
 	struct xshm_path_class *cls = fresh(&c, LEN);
-	int picked[2], timed = 0, probes = 0;
+	enum xshm_path latest;
+	int picked[2], probes = 0;
 
 	run(cls, &pull_wins, 64, LEN, picked);
-	for (int i = 0; i < 640; i++) {
+	latest = cls->latest;
+	for (int i = 0; i < 1024; i++) {
 		struct xshm_path_pick pick = xshm_path_pick(cls);
+		bool probe = pick.path != cls->chosen;
 
-		timed += pick.timed;
-		probes += pick.path != cls->chosen;
-		ck_assert(pick.path == cls->chosen || pick.timed);
+		probes += probe;
+		if (probe)
+			ck_assert_int_eq(pick.timed, pick.path == latest);
+		else
+			ck_assert_int_eq(pick.timed,
+					 pick.path == latest &&
+					 cls->sends % XSHM_PATH_TIME_EVERY == 0);
+		latest = pick.path;
 	}
-	ck_assert_int_eq(probes, 640 / XSHM_PATH_PROBE_EVERY);
-	ck_assert_int_eq(timed, 640 / XSHM_PATH_TIME_EVERY);
+	ck_assert_int_eq(probes, 1024 / XSHM_PATH_PROBE_EVERY);
 }
 END_TEST
 

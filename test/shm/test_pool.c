@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ep_ids.h"
@@ -20,10 +19,13 @@
 #define TEST_TIMEOUT	60
 #define NBUFS		100	/* not a power of two on purpose */
 #define BUF_SIZE	128
+#define WARM_TEST_BUF	(16 << 10)
+#define WARM_TEST_NBUFS	100
 #define STRESS_THREADS	4
 #define STRESS_ROUNDS	100000
 #define STRESS_BUFS	8
 #define OWNER		0x1234	/* the borrowing endpoint's id */
+#define OTHER		0x5678
 
 struct test_pool {
 	struct xshm_pool *pool;
@@ -119,7 +121,7 @@ START_TEST(buf_bounds)
 				 base + (size_t) i * BUF_SIZE);
 	ck_assert_ptr_null(xshm_pool_buf(&tp.ref, NBUFS));
 	ck_assert_ptr_null(xshm_pool_buf(&tp.ref, UINT32_MAX));
-	/* Writing every buffer whole must leave the free queue intact. */
+	/* Writing every buffer whole must leave the free map intact. */
 	memset(base, 0xa5, (size_t) NBUFS * BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
 		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
@@ -134,39 +136,6 @@ struct stress_shared {
 	_Atomic int errors;
 };
 
-/*
- * Frees and the owner's reaping are the region owner's, one at a time (the
- * provider holds them in its progress): here a lock stands for that owner.
- * A free that found the queue's next cell still held by a half-way popper
- * leaves its index PENDING for the reaper, and slow schedules
- * (ThreadSanitizer, two cores) make that common.
- */
-static pthread_mutex_t owner_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct xshm_pool_reaper owner_reaper;
-
-static void owner_reap(const struct xshm_pool_ref *ref)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	pthread_mutex_lock(&owner_lock);
-	xshm_pool_reap_stalled(ref, &owner_reaper,
-			       (uint64_t) now.tv_sec * 1000000000ULL +
-			       (uint64_t) now.tv_nsec);
-	pthread_mutex_unlock(&owner_lock);
-}
-
-static int owner_free(const struct xshm_pool_ref *ref, uint32_t index,
-		      uint64_t owner)
-{
-	int ret;
-
-	pthread_mutex_lock(&owner_lock);
-	ret = xshm_pool_free(ref, index, owner);
-	pthread_mutex_unlock(&owner_lock);
-	return ret;
-}
-
 struct stress_arg {
 	struct stress_shared *shared;
 	unsigned char id;
@@ -177,10 +146,8 @@ static uint32_t alloc_retry(const struct xshm_pool_ref *ref, uint64_t owner)
 	uint32_t index;
 	int ret;
 
-	while ((ret = xshm_pool_alloc(ref, owner, &index)) == -EAGAIN) {
-		owner_reap(ref);
+	while ((ret = xshm_pool_alloc(ref, owner, &index)) == -EAGAIN)
 		sched_yield();
-	}
 	return ret ? UINT32_MAX : index;
 }
 
@@ -205,7 +172,7 @@ static int return_buf(struct stress_shared *shared, uint32_t index,
 	for (i = 0; i < BUF_SIZE; i++)
 		bad |= buf[i] != id;
 	atomic_store(&shared->owned[index], 0);
-	if (owner_free(shared->ref, index, id))
+	if (xshm_pool_free(shared->ref, index, id))
 		return -1;
 	return bad ? -1 : 0;
 }
@@ -255,12 +222,6 @@ START_TEST(concurrent_alloc_free)
 	for (i = 0; i < STRESS_THREADS; i++)
 		pthread_join(threads[i], NULL);
 	ck_assert_int_eq(load_int(&shared.errors), 0);
-	/*
-	 * A free that met a popper stalled between its two steps leaves its
-	 * index PENDING for the owner's reap (pool.c, requeue), as the sweep
-	 * does in the provider; under TSan's slowness that happens.
-	 */
-	owner_reap(&tp.ref);
 	/* Every buffer came back exactly once. */
 	for (i = 0; i < STRESS_BUFS; i++) {
 		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
@@ -271,11 +232,6 @@ START_TEST(concurrent_alloc_free)
 	free(tp.pool);
 }
 END_TEST
-
-static struct xshm_ring *freeq_of(struct xshm_pool *pool)
-{
-	return (struct xshm_ring *) ((unsigned char *) pool + pool->freeq_offset);
-}
 
 /* Corrupt a pristine pool with mutate(), then attach it. */
 static int attach_corrupted(void (*mutate)(struct xshm_pool *pool),
@@ -296,16 +252,18 @@ static int attach_corrupted(void (*mutate)(struct xshm_pool *pool),
 static void bufs_offset_zero(struct xshm_pool *pool) { pool->bufs_offset = 0; }
 static void bufs_offset_odd(struct xshm_pool *pool) { pool->bufs_offset += 8; }
 static void bufs_offset_huge(struct xshm_pool *pool) { pool->bufs_offset = UINT64_MAX - 63; }
-static void freeq_in_bufs(struct xshm_pool *pool) { pool->freeq_offset = pool->bufs_offset; }
-static void freeq_huge(struct xshm_pool *pool) { pool->freeq_offset = UINT64_MAX - 63; }
+static void map_in_bufs(struct xshm_pool *pool) { pool->free_map_offset = pool->bufs_offset; }
+static void map_huge(struct xshm_pool *pool) { pool->free_map_offset = UINT64_MAX - 63; }
+static void map_odd(struct xshm_pool *pool) { pool->free_map_offset += 4; }
+static void map_on_owners(struct xshm_pool *pool) { pool->free_map_offset = pool->owners_offset - 8; }
+static void owners_before_map(struct xshm_pool *pool) { pool->owners_offset = pool->free_map_offset - 8; }
+static void owners_huge(struct xshm_pool *pool) { pool->owners_offset = UINT64_MAX - 63; }
 static void nbufs_double(struct xshm_pool *pool) { pool->nbufs *= 2; }
 static void nbufs_max(struct xshm_pool *pool) { pool->nbufs = UINT32_MAX; }
 static void nbufs_zero(struct xshm_pool *pool) { pool->nbufs = 0; }
 static void buf_size_odd(struct xshm_pool *pool) { pool->buf_size = 96; }
 static void buf_size_zero(struct xshm_pool *pool) { pool->buf_size = 0; }
 static void buf_size_huge(struct xshm_pool *pool) { pool->buf_size = 1u << 30; }
-static void freeq_too_few(struct xshm_pool *pool) { freeq_of(pool)->ncells = 64; }
-static void freeq_bad_cells(struct xshm_pool *pool) { freeq_of(pool)->ncells = 100; }
 
 START_TEST(attach_rejects_corruption)
 {
@@ -314,23 +272,26 @@ START_TEST(attach_rejects_corruption)
 	ck_assert_int_eq(attach_corrupted(bufs_offset_zero, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(bufs_offset_odd, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(bufs_offset_huge, 0), -EPROTO);
-	ck_assert_int_eq(attach_corrupted(freeq_in_bufs, 0), -EPROTO);
-	ck_assert_int_eq(attach_corrupted(freeq_huge, 0), -EPROTO);
+	ck_assert_int_eq(attach_corrupted(map_in_bufs, 0), -EPROTO);
+	ck_assert_int_eq(attach_corrupted(map_huge, 0), -EPROTO);
+	ck_assert_int_eq(attach_corrupted(map_odd, 0), -EPROTO);
+	ck_assert_int_eq(attach_corrupted(map_on_owners, 0), -EPROTO);
+	ck_assert_int_eq(attach_corrupted(owners_before_map, 0), -EPROTO);
+	ck_assert_int_eq(attach_corrupted(owners_huge, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(nbufs_double, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(nbufs_max, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(nbufs_zero, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(buf_size_odd, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(buf_size_zero, 0), -EPROTO);
 	ck_assert_int_eq(attach_corrupted(buf_size_huge, 0), -EPROTO);
-	ck_assert_int_eq(attach_corrupted(freeq_too_few, 0), -EPROTO);
-	ck_assert_int_eq(attach_corrupted(freeq_bad_cells, 0), -EPROTO);
 	ck_assert_int_eq(xshm_pool_attach(&(struct xshm_pool_ref) { 0 },
 					  &(struct xshm_pool) { 0 },
 					  sizeof(struct xshm_pool) - 1), -EPROTO);
 }
 END_TEST
 
-START_TEST(alloc_rejects_bad_index)
+/* A peer sets bits beyond the last buffer, and on buffers borrowed. */
+START_TEST(alloc_ignores_stray_bits)
 {
 	struct test_pool tp;
 	uint32_t index = 12345;
@@ -339,21 +300,60 @@ START_TEST(alloc_rejects_bad_index)
 	pool_new(&tp, NBUFS, BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
 		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
-	/* A peer pushes a bogus index straight into the shared queue. */
-	ck_assert_int_eq(xshm_ring_push(&tp.ref.freeq,
-					&(uint64_t) { NBUFS }, sizeof(uint64_t)), 0);
+	atomic_store(&tp.ref.free_map[NBUFS / 64], UINT64_MAX);
+	atomic_store(&tp.ref.free_map[0], UINT64_MAX);
 	index = 12345;
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EPROTO);
-	ck_assert_uint_eq(index, 12345);
 	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
+	ck_assert_uint_eq(index, 12345);
+	ck_assert_uint_le(xshm_pool_free_count(&tp.ref), NBUFS);
+	/* A buffer freed is found among them, and only it. */
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, 70, OWNER), 0);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OTHER, &index), 0);
+	ck_assert_uint_eq(index, 70);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OTHER, &index), -EAGAIN);
+	free(tp.pool);
+}
+END_TEST
+
+/*
+ * Borrowers go round the warm buffers (XSHM_POOL_WARM_BYTES of them) in
+ * turn, not back to the one just freed, and take the others, in turn too,
+ * only while every warm one is borrowed.
+ */
+START_TEST(alloc_keeps_to_the_warm_buffers_in_turn)
+{
+	const uint32_t warm = XSHM_POOL_WARM_BYTES / WARM_TEST_BUF;
+	uint32_t held[WARM_TEST_NBUFS];
+	struct test_pool tp;
+	uint32_t index;
+
+	ck_assert_uint_lt(2 * warm, WARM_TEST_NBUFS);
+	pool_new(&tp, WARM_TEST_NBUFS, WARM_TEST_BUF);
+	/* one at a time: round the warm ones, never further */
+	for (uint32_t i = 0; i < 3 * warm; i++) {
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_uint_eq(index, i % warm);
+		ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OWNER), 0);
+	}
+	/* all warm ones borrowed: the others, in turn */
+	for (uint32_t i = 0; i < warm; i++)
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &held[i]), 0);
+	for (uint32_t i = 0; i < 2 * (WARM_TEST_NBUFS - warm); i++) {
+		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_uint_eq(index, warm + i % (WARM_TEST_NBUFS - warm));
+		ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OWNER), 0);
+	}
+	/* a warm one freed is the next borrowed */
+	ck_assert_int_eq(xshm_pool_free(&tp.ref, held[3], OWNER), 0);
+	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+	ck_assert_uint_eq(index, held[3]);
+	ck_assert_uint_eq(xshm_pool_free_count(&tp.ref), WARM_TEST_NBUFS - warm);
 	free(tp.pool);
 }
 END_TEST
 
 /* ---- ownership: double frees, foreign frees, dead borrowers ---- */
 
-#define OTHER		0x5678
-#define T0		1000000000ULL
 
 /* Every buffer can be borrowed exactly once, then none. */
 static void check_all_free_once(const struct xshm_pool_ref *ref)
@@ -432,34 +432,26 @@ static struct xshm_pool *shared_pool(struct xshm_pool_ref *ref, size_t *bytes)
 	return pool;
 }
 
-/* In a child: how it dies inside the pool's free-index queue. */
+/* In a child: where it dies between two steps of a borrow or a free. */
 enum pool_death {
-	DIE_POPPING,		/* took a queue cell, not yet the buffer */
-	DIE_POPPED_OWNING,	/* took the buffer, not yet handed the cell back */
-	DIE_PUSHING,		/* freed a buffer, died inside the push */
+	DIE_BORROWING,		/* took the owner word, its bit still set */
+	DIE_FREEING,		/* made it PENDING, its bit not yet set */
+	DIE_FREED_PENDING,	/* set its bit, still PENDING */
 };
 
 static void die_in_pool(const struct xshm_pool_ref *ref, enum pool_death how)
 {
-	struct xshm_index_cell *cell;
-	uint32_t index;
-	uint64_t pos;
+	uint32_t index = 0;
 
-	if (how == DIE_PUSHING) {
-		if (xshm_pool_alloc(ref, OTHER, &index))
-			_exit(3);
-		atomic_store(&ref->owners[index], XSHM_POOL_PENDING);
-		cell = xshm_ring_reserve(&ref->freeq, &pos);
-		if (!cell)
-			_exit(4);
-		cell->index = index;
+	if (how == DIE_BORROWING) {
+		atomic_store(&ref->owners[index], OTHER);
 		raise(SIGKILL);
 	}
-	cell = xshm_ring_pop_begin(&ref->freeq, &pos);
-	if (!cell)
-		_exit(5);
-	if (how == DIE_POPPED_OWNING)
-		atomic_store(&ref->owners[cell->index], OTHER);
+	if (xshm_pool_alloc(ref, OTHER, &index))
+		_exit(3);
+	atomic_store(&ref->owners[index], XSHM_POOL_PENDING);
+	if (how == DIE_FREED_PENDING)
+		atomic_fetch_or(&ref->free_map[index / 64], 1ULL << (index % 64));
 	raise(SIGKILL);
 }
 
@@ -477,13 +469,12 @@ static void child_dies_in_pool(const struct xshm_pool_ref *ref,
 }
 
 /*
- * Borrow everything that can be borrowed, free it all (the queue wraps onto
- * a dead popper's cell: frees wait as pending), let the region owner reap,
- * and check that every buffer is back exactly once.
+ * Borrow everything that can be borrowed, free it all, let the region
+ * owner recover what is PENDING and reclaim the dead child's, and check
+ * that every buffer is back exactly once.
  */
 static void check_pool_recovers(enum pool_death how)
 {
-	struct xshm_pool_reaper reaper = { 0 };
 	struct xshm_pool_ref ref;
 	uint32_t held[NBUFS];
 	size_t bytes;
@@ -493,32 +484,33 @@ static void check_pool_recovers(enum pool_death how)
 	child_dies_in_pool(&ref, how);
 	while (xshm_pool_alloc(&ref, OWNER, &held[n]) == 0)
 		n++;
-	ck_assert_int_eq(n, NBUFS - 1);
+	/* A PENDING buffer whose bit is set is free to take. */
+	ck_assert_int_eq(n, how == DIE_FREED_PENDING ? NBUFS : NBUFS - 1);
 	for (int i = 0; i < n; i++)
 		ck_assert_int_eq(xshm_pool_free(&ref, held[i], OWNER), 0);
-	xshm_pool_reap_stalled(&ref, &reaper, T0);
+	ck_assert_int_eq(xshm_pool_recover_pending(&ref), how == DIE_FREEING);
 	/* A buffer the child held is its own until reclaimed. */
 	ck_assert_int_eq(xshm_pool_reclaim_owner(&ref, OTHER),
-			 how == DIE_POPPED_OWNING);
+			 how == DIE_BORROWING);
 	check_all_free_once(&ref);
 	munmap(pool, bytes);
 }
 
-START_TEST(dead_popper_recovered)
+START_TEST(dead_borrower_recovered)
 {
-	check_pool_recovers(DIE_POPPING);
+	check_pool_recovers(DIE_BORROWING);
 }
 END_TEST
 
-START_TEST(dead_popper_owning_recovered)
+START_TEST(dead_freer_recovered)
 {
-	check_pool_recovers(DIE_POPPED_OWNING);
+	check_pool_recovers(DIE_FREEING);
 }
 END_TEST
 
-START_TEST(dead_pusher_recovered)
+START_TEST(dead_freer_pending_recovered)
 {
-	check_pool_recovers(DIE_PUSHING);
+	check_pool_recovers(DIE_FREED_PENDING);
 }
 END_TEST
 
@@ -533,12 +525,13 @@ static Suite *pool_suite(void)
 	tcase_add_test(basic, free_and_realloc);
 	tcase_add_test(basic, buf_bounds);
 	tcase_add_test(basic, attach_rejects_corruption);
-	tcase_add_test(basic, alloc_rejects_bad_index);
+	tcase_add_test(basic, alloc_ignores_stray_bits);
+	tcase_add_test(basic, alloc_keeps_to_the_warm_buffers_in_turn);
 	tcase_add_test(basic, free_only_by_borrower_once);
 	tcase_add_test(basic, reclaim_owner_returns_its_buffers);
-	tcase_add_test(basic, dead_popper_recovered);
-	tcase_add_test(basic, dead_popper_owning_recovered);
-	tcase_add_test(basic, dead_pusher_recovered);
+	tcase_add_test(basic, dead_borrower_recovered);
+	tcase_add_test(basic, dead_freer_recovered);
+	tcase_add_test(basic, dead_freer_pending_recovered);
 	suite_add_tcase(suite, basic);
 
 	tcase_set_timeout(stress, TEST_TIMEOUT);

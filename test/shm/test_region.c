@@ -398,8 +398,8 @@ static struct xshm_pool *pool_of(struct xshm_region *r) { return (struct xshm_po
 static void pool_buf_size_bad(struct xshm_region *r) { pool_of(r)->buf_size = 100; }
 static void pool_buf_size_zero(struct xshm_region *r) { pool_of(r)->buf_size = 0; }
 static void pool_bufs_beyond(struct xshm_region *r) { pool_of(r)->bufs_offset = r->size; }
-static void pool_freeq_beyond(struct xshm_region *r) { pool_of(r)->freeq_offset = UINT64_MAX - 4095; }
-static void pool_freeq_on_bufs(struct xshm_region *r) { pool_of(r)->freeq_offset = pool_of(r)->bufs_offset; }
+static void pool_map_beyond(struct xshm_region *r) { pool_of(r)->free_map_offset = UINT64_MAX - 4095; }
+static void pool_map_on_bufs(struct xshm_region *r) { pool_of(r)->free_map_offset = pool_of(r)->bufs_offset; }
 static void truncated(struct xshm_region *r) { truncate_to(r, (off_t) r->size - 4096); }
 static void grown(struct xshm_region *r) { truncate_to(r, (off_t) r->size + 4096); }
 static void header_only(struct xshm_region *r) { truncate_to(r, sizeof(struct xshm_region_hdr)); }
@@ -443,8 +443,8 @@ START_TEST(open_rejects_damage)
 	ck_assert_int_eq(open_damaged(pool_buf_size_bad), -EPROTO);
 	ck_assert_int_eq(open_damaged(pool_buf_size_zero), -EPROTO);
 	ck_assert_int_eq(open_damaged(pool_bufs_beyond), -EPROTO);
-	ck_assert_int_eq(open_damaged(pool_freeq_beyond), -EPROTO);
-	ck_assert_int_eq(open_damaged(pool_freeq_on_bufs), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_map_beyond), -EPROTO);
+	ck_assert_int_eq(open_damaged(pool_map_on_bufs), -EPROTO);
 	ck_assert_int_eq(open_damaged(truncated), -EPROTO);
 	ck_assert_int_eq(open_damaged(grown), -EPROTO);
 	ck_assert_int_eq(open_damaged(header_only), -EPROTO);
