@@ -96,8 +96,7 @@ struct xshm_region_hdr {
 /*
  * Multi-producer single-consumer ring of fixed-size cells (per-cell sequence
  * numbers).  Producers claim a position by CAS on tail; the consumer owns
- * head.  The same structure, with small cells, is the pool's free-index
- * queue, where senders also dequeue (CAS on head).
+ * head.
  */
 struct xshm_ring {
 	uint32_t ncells;		/* power of two */

@@ -57,18 +57,9 @@ void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			*cls = (struct xshm_path_class) {
 				.chosen = first, .latest = first,
 				.in_stream = stream,
-				.probe_run = XSHM_PATH_PROBE_RUN,
 			};
 		}
 	}
-}
-
-void xshm_path_choice_probe_in_runs(struct xshm_path_choice *choice,
-				    uint8_t run)
-{
-	for (int stream = 0; stream < 2; stream++)
-		for (unsigned int i = 0; i < XSHM_PATH_CLASSES; i++)
-			choice->classes[stream][i].probe_run = run ? run : 1;
 }
 
 static bool young(const struct xshm_path_class *cls, enum xshm_path path)
@@ -116,10 +107,10 @@ static uint32_t probe_every(const struct xshm_path_class *cls,
 /* Whether the class's latest pick is a probe: the last run of a period. */
 static bool probes_now(const struct xshm_path_class *cls, uint32_t every)
 {
-	uint32_t period = every * cls->probe_run;
+	uint32_t period = every * XSHM_PATH_PROBE_RUN;
 	uint32_t at = cls->sends % period;
 
-	return at == 0 || at > period - cls->probe_run;
+	return at == 0 || at > period - XSHM_PATH_PROBE_RUN;
 }
 
 struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)

@@ -69,7 +69,6 @@ struct xshm_path_class {
 	enum xshm_path chosen;
 	enum xshm_path latest;	/* the path of its latest pick */
 	bool in_stream;		/* timed by its pace (xshm_path_sample) */
-	uint8_t probe_run;	/* consecutive probes, at least 1 */
 };
 
 /* One sender's choices for one receiver: [in a stream][size class]. */
@@ -111,15 +110,6 @@ struct xshm_path_pick {
  */
 void xshm_path_choice_init(struct xshm_path_choice *choice, size_t min,
 			   size_t scopy_min);
-
-/*
- * Probes in runs of run consecutive picks (at most 255), as many in all:
- * for a way whose operations overlap when they follow each other, so that
- * a probe's run measures their pace where the application posts several
- * before it waits, and not a lone one's latency.
- */
-void xshm_path_choice_probe_in_runs(struct xshm_path_choice *choice,
-				    uint8_t run);
 
 /*
  * Whether a large send to dest, with rx_count receive completions at its

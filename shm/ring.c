@@ -37,14 +37,11 @@ static_assert(offsetof(struct xshm_cmd, seq) == 0, "cmd starts with seq");
 #define CELL_OVERHEAD	(sizeof(struct xshm_cell_seq) + XSHM_CELL_CLAIM_SIZE)
 
 /*
- * A claim: the taker's pid in the high half, in the low half the position's
- * low 31 bits and whether it was taken to pop (multi-consumer rings: a pop
- * claims a cell that its pusher claimed before, in the same lap).  A claim
- * left from an earlier lap names another position and is ignored; 2^31
- * positions apart is as good as never.
+ * A claim: the producer's pid in the high half, the position's low 31 bits
+ * in the low half.  A claim left from an earlier lap names another position
+ * and is ignored; 2^31 positions apart is as good as never.
  */
-#define CLAIM_POP		(1ULL << 31)
-#define CLAIM_POS_MASK		(CLAIM_POP - 1)
+#define CLAIM_POS_MASK		((1ULL << 31) - 1)
 
 /* The seq of a cell the owner has begun to rob (positions stay below it). */
 #define SEQ_TENTATIVE		(1ULL << 63)
@@ -61,8 +58,6 @@ void (*xshm_ring_test_step)(enum xshm_ring_step step, void *cell,
 #define TEST_STEP(step, cell, pos)	((void) 0)
 #endif
 
-enum claim_kind { CLAIM_PUSH, CLAIM_TAKE_POP };
-
 static _Atomic uint64_t *seq_of(void *cell)
 {
 	return &((struct xshm_cell_seq *) cell)->seq;
@@ -74,22 +69,17 @@ static _Atomic uint64_t *claim_of(uint32_t cell_size, void *cell)
 				     XSHM_CELL_CLAIM_SIZE);
 }
 
-static uint64_t claim_tag(uint64_t pos, enum claim_kind kind)
-{
-	return (pos & CLAIM_POS_MASK) | (kind == CLAIM_TAKE_POP ? CLAIM_POP : 0);
-}
-
-static uint64_t my_claim(uint64_t pos, enum claim_kind kind)
+static uint64_t my_claim(uint64_t pos)
 {
 	return (uint64_t) (uint32_t) xshm_proc_self() << 32 |
-	       claim_tag(pos, kind);
+	       (pos & CLAIM_POS_MASK);
 }
 
 static void store_claim(const struct xshm_ring_ref *ref, void *cell,
-			uint64_t pos, enum claim_kind kind)
+			uint64_t pos)
 {
-	atomic_store_explicit(claim_of(ref->cell_size, cell),
-			      my_claim(pos, kind), memory_order_relaxed);
+	atomic_store_explicit(claim_of(ref->cell_size, cell), my_claim(pos),
+			      memory_order_relaxed);
 }
 
 /* Whether claim is a taker's of a lap after pos's in the same cell. */
@@ -249,7 +239,7 @@ void *take_push(const struct xshm_ring_ref *ref, uint64_t *pos)
 		if (!cell)
 			return NULL;
 		TEST_STEP(XSHM_RING_PUSH_WON, cell, *pos);
-		mine = my_claim(*pos, CLAIM_PUSH);
+		mine = my_claim(*pos);
 		if (!claim_push(ref, cell, *pos, mine))
 			continue;
 		TEST_STEP(XSHM_RING_PUSH_CLAIMED, cell, *pos);
@@ -259,36 +249,9 @@ void *take_push(const struct xshm_ring_ref *ref, uint64_t *pos)
 	}
 }
 
-/*
- * A pop of a multi-consumer ring: the next published position, claimed.
- * The seq re-read after the claim store sees whether the owner handed the
- * cell back while we stalled before claiming it (xshm_ring_reap_stalled_pop):
- * take another one.  Its end (xshm_ring_pop_end) is a CAS that learns it too.
- */
-static void *take_pop(const struct xshm_ring_ref *ref, uint64_t *pos)
-{
-	for (;;) {
-		unsigned char *cell = advance(ref, &ref->ring->head, 1, pos);
-
-		if (!cell)
-			return NULL;
-		store_claim(ref, cell, *pos, CLAIM_TAKE_POP);
-		if (atomic_load_explicit(seq_of(cell), memory_order_relaxed) ==
-		    *pos + 1)
-			return cell;
-	}
-}
-
 void *xshm_ring_reserve(const struct xshm_ring_ref *ref, uint64_t *pos)
 {
 	return take_push(ref, pos);
-}
-
-static int hand_over(void *cell, uint64_t from, uint64_t to)
-{
-	return atomic_compare_exchange_strong_explicit(
-		       seq_of(cell), &from, to, memory_order_release,
-		       memory_order_relaxed) ? 0 : -ESTALE;
 }
 
 static void publish(void *cell, uint64_t pos)
@@ -340,7 +303,7 @@ static int run_free(const struct xshm_ring_ref *ref, uint64_t pos, uint32_t n)
 static void give_up(const struct xshm_ring_ref *ref, uint64_t pos)
 {
 	unsigned char *cell = xshm_ring_cell(ref, pos);
-	uint64_t mine = my_claim(pos, CLAIM_PUSH);
+	uint64_t mine = my_claim(pos);
 
 	if (!claim_push(ref, cell, pos, mine))
 		return;
@@ -366,13 +329,13 @@ static void give_up(const struct xshm_ring_ref *ref, uint64_t pos)
 static bool claim_run(const struct xshm_ring_ref *ref, uint64_t at, uint32_t n)
 {
 	unsigned char *first = xshm_ring_cell(ref, at);
-	uint64_t mine = my_claim(at, CLAIM_PUSH);
+	uint64_t mine = my_claim(at);
 
 	if (claim_push(ref, first, at, mine)) {
 		if (push_owns(first, at)) {
 			for (uint32_t i = 1; i < n; i++)
 				store_claim(ref, xshm_ring_cell(ref, at + i),
-					    at + i, CLAIM_PUSH);
+					    at + i);
 			return true;
 		}
 		withdraw_claim(ref, first, mine);
@@ -447,62 +410,20 @@ void xshm_ring_release(const struct xshm_ring_ref *ref, void *cell)
 	xshm_ring_release_n(ref, 1);
 }
 
-static int payload_fits(const struct xshm_ring_ref *ref, size_t len)
-{
-	return len <= ref->cell_size - CELL_OVERHEAD;
-}
-
-static void *payload_of(void *cell)
-{
-	return (unsigned char *) cell + sizeof(struct xshm_cell_seq);
-}
-
-void *xshm_ring_pop_begin(const struct xshm_ring_ref *ref, uint64_t *pos)
-{
-	return take_pop(ref, pos);
-}
-
-int xshm_ring_pop_end(const struct xshm_ring_ref *ref, void *cell, uint64_t pos)
-{
-	return hand_over(cell, pos + 1, pos + ref->mask + 1);
-}
-
-int xshm_ring_pop(const struct xshm_ring_ref *ref, void *out, size_t len)
-{
-	unsigned char *cell;
-	uint64_t pos;
-
-	if (!payload_fits(ref, len))
-		return -EINVAL;
-	do {
-		cell = xshm_ring_pop_begin(ref, &pos);
-		if (!cell)
-			return -EAGAIN;
-		memcpy(out, payload_of(cell), len);
-	} while (xshm_ring_pop_end(ref, cell, pos));
-	return 0;
-}
-
-int xshm_ring_push(const struct xshm_ring_ref *ref, const void *in, size_t len)
-{
-	unsigned char *cell;
-	uint64_t pos;
-
-	if (!payload_fits(ref, len))
-		return -EINVAL;
-	cell = xshm_ring_reserve(ref, &pos);
-	if (!cell)
-		return -EAGAIN;
-	memcpy(payload_of(cell), in, len);
-	xshm_ring_commit(ref, cell, pos);
-	return 0;
-}
-
 /* ---- stall reaping ---- */
 
 static void stall_forget(struct xshm_ring_stall *stall)
 {
 	stall->watching = 0;
+}
+
+/* The pid that claim names as the producer of pos, or 0. */
+static pid_t claimant(uint64_t claim, uint64_t pos)
+{
+	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
+
+	return (claim & CLAIM_POS_MASK) == (pos & CLAIM_POS_MASK) && pid > 0 ?
+		       pid : 0;
 }
 
 /*
@@ -511,22 +432,13 @@ static void stall_forget(struct xshm_ring_stall *stall)
  * or stalls between winning pos and claiming it): once pos has been seen
  * stuck for XSHM_RING_STALL_NS.
  */
-/* The pid that claim names as the taker of pos for kind, or 0. */
-static pid_t claimant(uint64_t claim, uint64_t pos, enum claim_kind kind)
-{
-	pid_t pid = (pid_t) (uint32_t) (claim >> 32);
-
-	return (claim & (CLAIM_POS_MASK | CLAIM_POP)) == claim_tag(pos, kind) &&
-	       pid > 0 ? pid : 0;
-}
-
 static bool holder_gone(const struct xshm_ring_ref *ref, void *cell,
-			uint64_t pos, enum claim_kind kind,
-			struct xshm_ring_stall *stall, uint64_t now_ns)
+			uint64_t pos, struct xshm_ring_stall *stall,
+			uint64_t now_ns)
 {
 	pid_t pid = claimant(atomic_load_explicit(claim_of(ref->cell_size, cell),
 						  memory_order_relaxed),
-			     pos, kind);
+			     pos);
 
 	if (pid)
 		return !xshm_proc_pid_alive(pid);
@@ -546,7 +458,7 @@ static bool live_push_claim(const struct xshm_ring_ref *ref, void *cell,
 	/* SEQ_CST: the owner's half of the handshake (see above). */
 	pid_t pid = claimant(atomic_load_explicit(claim_of(ref->cell_size, cell),
 						  memory_order_seq_cst),
-			     pos, CLAIM_PUSH);
+			     pos);
 
 	return pid && xshm_proc_pid_alive(pid);
 }
@@ -594,7 +506,7 @@ int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
 		stall_forget(stall);
 		return 0;
 	}
-	if (!holder_gone(ref, cell, head, CLAIM_PUSH, stall, now_ns) ||
+	if (!holder_gone(ref, cell, head, stall, now_ns) ||
 	    !rob(ref, cell, head))
 		return 0;
 	atomic_compare_exchange_strong_explicit(&ring->head, &head, head + 1,
@@ -604,29 +516,3 @@ int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
 	return 1;
 }
 
-int xshm_ring_reap_stalled_pop(const struct xshm_ring_ref *ref,
-			       struct xshm_ring_stall *stall, uint64_t now_ns,
-			       void *out, size_t len)
-{
-	struct xshm_ring *ring = ref->ring;
-	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
-	uint64_t pos = tail - (ref->mask + 1);
-	unsigned char *cell = xshm_ring_cell(ref, tail);
-
-	if (!payload_fits(ref, len))
-		return -EINVAL;
-	/* Popped (head is past it) but not handed back (still pos + 1). */
-	if (tail <= ref->mask || (int64_t) (head - pos) <= 0 ||
-	    atomic_load_explicit(seq_of(cell), memory_order_acquire) != pos + 1) {
-		stall_forget(stall);
-		return 0;
-	}
-	if (!holder_gone(ref, cell, pos, CLAIM_TAKE_POP, stall, now_ns))
-		return 0;
-	memcpy(out, payload_of(cell), len);
-	if (hand_over(cell, pos + 1, tail))
-		return 0;
-	stall_forget(stall);
-	return 1;
-}

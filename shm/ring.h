@@ -118,26 +118,6 @@ void *xshm_ring_peek_at(const struct xshm_ring_ref *ref, uint32_t i);
 void xshm_ring_release_n(const struct xshm_ring_ref *ref, uint32_t n);
 
 /*
- * Multi-consumer dequeue in two steps, for callers that must act on the
- * payload before giving the cell back: pop_begin returns the cell (NULL when
- * empty), pop_end hands it back, 0, or -ESTALE when it was reclaimed from us
- * as stalled: the payload is not ours, forget it.
- */
-void *xshm_ring_pop_begin(const struct xshm_ring_ref *ref, uint64_t *pos);
-int xshm_ring_pop_end(const struct xshm_ring_ref *ref, void *cell, uint64_t pos);
-
-/*
- * Multi-consumer dequeue: copies the len bytes that follow the cell's
- * header (struct xshm_cell_seq) into out.  Returns 0, -EAGAIN when the ring
- * is empty, or -EINVAL when len exceeds cell_size - 16 (its seq and claim).
- * Used by the pool's free-index queue, where every sender is a consumer.
- */
-int xshm_ring_pop(const struct xshm_ring_ref *ref, void *out, size_t len);
-
-/* Multi-producer enqueue of len bytes; 0, -EAGAIN when full, or -EINVAL. */
-int xshm_ring_push(const struct xshm_ring_ref *ref, const void *in, size_t len);
-
-/*
  * Stall reaping, off the hot path, by the region owner only.  A cell is
  * taken from a process whose claim names it and that is dead at once, and
  * from an unknown one (it died before it could store its claim) once the
@@ -154,20 +134,9 @@ struct xshm_ring_stall {
 
 /*
  * The cell at head was reserved but never committed: skip it and advance
- * head.  Returns 1 when it skipped one, else 0.  For the ring's consumer,
- * and for the owner of a multi-consumer ring (pool free-index queue).
+ * head.  Returns 1 when it skipped one, else 0.  For the ring's consumer.
  */
 int xshm_ring_reap_stalled(const struct xshm_ring_ref *ref,
 			   struct xshm_ring_stall *stall, uint64_t now_ns);
-
-/*
- * Multi-consumer ring only: the cell the next push needs was popped but
- * never handed back.  Hand it back, copying the len payload bytes it still
- * holds into out (the popper never got to use them).  Returns 1 when it did,
- * 0 when there was nothing to do, or -EINVAL for a bad len.
- */
-int xshm_ring_reap_stalled_pop(const struct xshm_ring_ref *ref,
-			       struct xshm_ring_stall *stall, uint64_t now_ns,
-			       void *out, size_t len);
 
 #endif

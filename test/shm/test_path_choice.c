@@ -243,7 +243,7 @@ static int longest_run(struct xshm_path_class *cls, enum xshm_path path, int n,
 	return longest;
 }
 
-/* Runs of 4 (rma_path.c): each path in turn while young, 4 at a time. */
+/* Young paths are probed in turn, XSHM_PATH_PROBE_RUN (4) at a time. */
 START_TEST(young_probes_in_runs_alternate_by_runs)
 {
 	struct xshm_path_choice c;
@@ -251,7 +251,6 @@ START_TEST(young_probes_in_runs_alternate_by_runs)
 	int total;
 
 	xshm_path_choice_init(&c, MIN, 4096 * KiB);
-	xshm_path_choice_probe_in_runs(&c, 4);
 	cls = &c.classes[0][xshm_path_class_of(LEN, MIN)];
 	for (int i = 0; i < 4; i++)
 		ck_assert_int_eq(xshm_path_pick(cls).path, XSHM_PATH_BOUNCE);
@@ -270,7 +269,6 @@ START_TEST(probes_in_runs_keep_their_share)
 	int picked[2], total;
 
 	xshm_path_choice_init(&c, MIN, 4096 * KiB);
-	xshm_path_choice_probe_in_runs(&c, 4);
 	cls = &c.classes[0][xshm_path_class_of(LEN, MIN)];
 	run(cls, &pull_wins, 4 * 4 * XSHM_PATH_YOUNG, LEN, picked);
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);

@@ -1,10 +1,9 @@
-/* Unit tests of shm/ring.c: geometry, MPSC reserve/commit/peek/release, MPMC push/pop. */
+/* Unit tests of shm/ring.c: geometry, reserve/commit/peek/release, stall reaping. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +21,6 @@
 #define STRESS_PRODUCERS	4
 #define STRESS_ITEMS		200000
 #define STRESS_CELLS		1024
-#define POP_CONSUMERS		3
-#define POP_PRODUCERS		2
-#define POP_ITEMS		200000
 /* A consumer waiting this long for the next item declares items lost. */
 #define STALL_SECONDS		10
 
@@ -257,35 +253,6 @@ START_TEST(attach_rejects_misaligned)
 }
 END_TEST
 
-START_TEST(push_pop_basics)
-{
-	struct xshm_ring_ref ref;
-	struct xshm_ring *ring = ring_new(&ref, 8, 24);
-	uint64_t value, big[2] = { 0, 0 };
-	uint64_t i;
-
-	ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), -EAGAIN);
-	for (i = 0; i < 8; i++)
-		ck_assert_int_eq(xshm_ring_push(&ref, &i, sizeof(i)), 0);
-	ck_assert_int_eq(xshm_ring_push(&ref, &i, sizeof(i)), -EAGAIN);
-	ck_assert_int_eq(xshm_ring_push(&ref, big, sizeof(big)), -EINVAL);
-	ck_assert_int_eq(xshm_ring_pop(&ref, big, sizeof(big)), -EINVAL);
-	for (i = 0; i < 8; i++) {
-		ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), 0);
-		ck_assert_uint_eq(value, i);
-	}
-	ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), -EAGAIN);
-	/* Again after wrapping. */
-	for (i = 100; i < 105; i++)
-		ck_assert_int_eq(xshm_ring_push(&ref, &i, sizeof(i)), 0);
-	for (i = 100; i < 105; i++) {
-		ck_assert_int_eq(xshm_ring_pop(&ref, &value, sizeof(value)), 0);
-		ck_assert_uint_eq(value, i);
-	}
-	free(ring);
-}
-END_TEST
-
 /* Consume n items from nproducers and check per-producer order and totals. */
 static void consume_and_check(const struct xshm_ring_ref *ref, int nproducers,
 			      uint64_t per_producer)
@@ -384,116 +351,7 @@ START_TEST(stress_processes)
 }
 END_TEST
 
-/* MPMC push/pop: every item popped exactly once, in order per consumer. */
-struct pop_shared {
-	struct xshm_ring_ref ref;
-	_Atomic uint32_t *seen;		/* indexed by producer * POP_ITEMS + seq */
-	_Atomic uint64_t popped;
-	_Atomic int errors;
-};
-
-struct pop_arg {
-	struct pop_shared *shared;
-	uint32_t id;
-};
-
-static void *pop_producer(void *arg)
-{
-	struct pop_arg *self = arg;
-	struct item item = { .producer = self->id };
-	uint64_t spins;
-	time_t since;
-
-	for (item.seq = 0; item.seq < POP_ITEMS; item.seq++) {
-		spins = 0;
-		while (xshm_ring_push(&self->shared->ref, &item, sizeof(item))) {
-			if (stalled(&spins, &since)) {
-				atomic_fetch_add(&self->shared->errors, 1);
-				return NULL;
-			}
-			sched_yield();
-		}
-	}
-	return NULL;
-}
-
-static void *pop_consumer(void *arg)
-{
-	struct pop_shared *shared = ((struct pop_arg *) arg)->shared;
-	const uint64_t total = (uint64_t) POP_PRODUCERS * POP_ITEMS;
-	int64_t last[POP_PRODUCERS];
-	uint64_t spins = 0;
-	struct item item;
-	time_t since;
-	int i;
-
-	for (i = 0; i < POP_PRODUCERS; i++)
-		last[i] = -1;
-	while (atomic_load(&shared->popped) < total) {
-		if (xshm_ring_pop(&shared->ref, &item, sizeof(item))) {
-			if (stalled(&spins, &since)) {
-				atomic_fetch_add(&shared->errors, 1);
-				break;
-			}
-			sched_yield();
-			continue;
-		}
-		spins = 0;
-		if (item.producer >= POP_PRODUCERS || item.seq >= POP_ITEMS ||
-		    (int64_t) item.seq <= last[item.producer]) {
-			atomic_fetch_add(&shared->errors, 1);
-			continue;
-		}
-		last[item.producer] = (int64_t) item.seq;
-		atomic_fetch_add(&shared->seen[item.producer * POP_ITEMS +
-					       item.seq], 1);
-		atomic_fetch_add(&shared->popped, 1);
-	}
-	return NULL;
-}
-
-START_TEST(stress_pop_multi_consumer)
-{
-	pthread_t producers[POP_PRODUCERS], consumers[POP_CONSUMERS];
-	struct pop_arg pargs[POP_PRODUCERS], cargs[POP_CONSUMERS];
-	struct pop_shared shared = { 0 };
-	struct xshm_ring *ring;
-	uint64_t i;
-
-	ring = ring_new(&shared.ref, 256, sizeof(struct item_cell));
-	shared.seen = calloc((size_t) POP_PRODUCERS * POP_ITEMS,
-			     sizeof(*shared.seen));
-	ck_assert_ptr_nonnull(shared.seen);
-	for (i = 0; i < POP_CONSUMERS; i++) {
-		cargs[i] = (struct pop_arg) { &shared, i };
-		ck_assert_int_eq(pthread_create(&consumers[i], NULL,
-						pop_consumer, &cargs[i]), 0);
-	}
-	for (i = 0; i < POP_PRODUCERS; i++) {
-		pargs[i] = (struct pop_arg) { &shared, i };
-		ck_assert_int_eq(pthread_create(&producers[i], NULL,
-						pop_producer, &pargs[i]), 0);
-	}
-	for (i = 0; i < POP_PRODUCERS; i++)
-		pthread_join(producers[i], NULL);
-	for (i = 0; i < POP_CONSUMERS; i++)
-		pthread_join(consumers[i], NULL);
-
-	ck_assert_int_eq(load_int(&shared.errors), 0);
-	ck_assert_uint_eq(load_u64(&shared.popped),
-			  (uint64_t) POP_PRODUCERS * POP_ITEMS);
-	for (i = 0; i < (uint64_t) POP_PRODUCERS * POP_ITEMS; i++)
-		if (atomic_load(&shared.seen[i]) != 1)
-			ck_abort_msg("item %llu popped %u times",
-				     (unsigned long long) i,
-				     atomic_load(&shared.seen[i]));
-	ck_assert_int_eq(xshm_ring_pop(&shared.ref, &i, sizeof(i)), -EAGAIN);
-	free(shared.seen);
-	free(ring);
-}
-END_TEST
-
-/* ---- stall reaping: producers and poppers that die holding a cell ---- */
+/* ---- stall reaping: producers that die holding a cell ---- */
 
 #define T0		1000000000ULL	/* an arbitrary now_ns */
 
@@ -525,8 +383,8 @@ static void die(enum death how, struct item_cell *cell)
 	_exit(0);
 }
 
-/* A child that takes a cell (to push, or to pop) and dies holding it. */
-static void child_dies_holding(const struct xshm_ring_ref *ref, bool pop,
+/* A child that reserves a cell and dies holding it. */
+static void child_dies_holding(const struct xshm_ring_ref *ref,
 			       enum death how)
 {
 	pid_t child = fork();
@@ -535,8 +393,7 @@ static void child_dies_holding(const struct xshm_ring_ref *ref, bool pop,
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		uint64_t pos;
-		struct item_cell *cell = pop ? xshm_ring_pop_begin(ref, &pos) :
-					       xshm_ring_reserve(ref, &pos);
+		struct item_cell *cell = xshm_ring_reserve(ref, &pos);
 
 		if (!cell)
 			_exit(3);
@@ -557,7 +414,7 @@ static void check_reaped_in_order(enum death how)
 	uint64_t i, now = T0;
 
 	put_item(&ref, 0, 0);
-	child_dies_holding(&ref, false, how);
+	child_dies_holding(&ref, how);
 	put_item(&ref, 0, 1);
 	put_item(&ref, 0, 2);
 	ck_assert_uint_eq(take_item(&ref).seq, 0);
@@ -747,72 +604,6 @@ START_TEST(robberies_race_claims)
 }
 END_TEST
 
-static uint64_t pop_seq(const struct xshm_ring_ref *ref)
-{
-	struct item item;
-
-	ck_assert_int_eq(xshm_ring_pop(ref, &item, sizeof(item)), 0);
-	return item.seq;
-}
-
-static void push_seq(const struct xshm_ring_ref *ref, uint64_t seq)
-{
-	struct item item = { .seq = seq };
-
-	ck_assert_int_eq(xshm_ring_push(ref, &item, sizeof(item)), 0);
-}
-
-/* Multi-consumer ring: a pusher dies mid-push, poppers go on past it. */
-START_TEST(reap_killed_pusher_mpmc)
-{
-	struct xshm_ring_stall stall = { 0 };
-	struct xshm_ring_ref ref;
-	struct xshm_ring *ring = shared_ring(&ref, 4);
-	struct item item;
-
-	push_seq(&ref, 0);
-	child_dies_holding(&ref, false, DIE_SIGKILL);
-	push_seq(&ref, 1);
-	ck_assert_uint_eq(pop_seq(&ref), 0);
-	ck_assert_int_eq(xshm_ring_pop(&ref, &item, sizeof(item)), -EAGAIN);
-	ck_assert_int_eq(xshm_ring_reap_stalled(&ref, &stall, T0), 1);
-	ck_assert_uint_eq(pop_seq(&ref), 1);
-	ck_assert_int_eq(xshm_ring_pop(&ref, &item, sizeof(item)), -EAGAIN);
-	shared_ring_free(ring, 4);
-}
-END_TEST
-
-/*
- * A popper dies before handing its cell back: the push that wraps onto it
- * finds the ring full until the owner hands it back, with what it held.
- */
-START_TEST(reap_killed_popper)
-{
-	struct xshm_ring_stall stall = { 0 };
-	struct xshm_ring_ref ref;
-	struct xshm_ring *ring = shared_ring(&ref, 4);
-	struct item item, held;
-	uint64_t i;
-
-	for (i = 0; i < 4; i++)
-		push_seq(&ref, i);
-	child_dies_holding(&ref, true, DIE_SIGKILL);
-	for (i = 1; i < 4; i++)
-		ck_assert_uint_eq(pop_seq(&ref), i);
-	ck_assert_int_eq(xshm_ring_push(&ref, &item, sizeof(item)), -EAGAIN);
-	ck_assert_int_eq(xshm_ring_reap_stalled_pop(&ref, &stall, T0, &held,
-						    sizeof(held)), 1);
-	ck_assert_uint_eq(held.seq, 999);	/* what the child wrote */
-	ck_assert_int_eq(xshm_ring_reap_stalled_pop(&ref, &stall, T0, &held,
-						    sizeof(held)), 0);
-	for (i = 10; i < 14; i++)
-		push_seq(&ref, i);
-	for (i = 10; i < 14; i++)
-		ck_assert_uint_eq(pop_seq(&ref), i);
-	shared_ring_free(ring, 4);
-}
-END_TEST
-
 /* A run of cells claimed at once, committed last-first, consumed as one. */
 START_TEST(reserve_n_claims_a_run)
 {
@@ -918,7 +709,6 @@ static Suite *ring_suite(void)
 	tcase_add_test(basic, wraparound);
 	tcase_add_test(basic, attach_rejects_bad_geometry);
 	tcase_add_test(basic, attach_rejects_misaligned);
-	tcase_add_test(basic, push_pop_basics);
 	tcase_add_test(basic, reserve_n_claims_a_run);
 	tcase_add_test(basic, reserve_n_needs_the_whole_run_free);
 	tcase_add_test(basic, warm_changes_nothing);
@@ -928,14 +718,11 @@ static Suite *ring_suite(void)
 	tcase_add_test(basic, reap_unclaimed_after_stall);
 	tcase_add_test(basic, live_producer_kept);
 	tcase_add_test(basic, robberies_race_claims);
-	tcase_add_test(basic, reap_killed_pusher_mpmc);
-	tcase_add_test(basic, reap_killed_popper);
 	suite_add_tcase(suite, basic);
 
 	tcase_set_timeout(stress, TEST_TIMEOUT);
 	tcase_add_test(stress, stress_threads);
 	tcase_add_test(stress, stress_processes);
-	tcase_add_test(stress, stress_pop_multi_consumer);
 	suite_add_tcase(suite, stress);
 	return suite;
 }

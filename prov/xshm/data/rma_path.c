@@ -35,8 +35,6 @@
 
 /* Below this, ways start on the ring; from it, on the single copy. */
 #define XSHM_RMA_RING_FIRST	((size_t) 16 << 10)
-/* Probes in runs of this many operations (shm/path_choice.h), see above. */
-#define XSHM_RMA_PROBE_RUN	4
 
 /* The slot of a target's region; it may hold another target's choices. */
 static struct xshm_rma_path_slot *slot_at(struct xshm_ep *ep,
@@ -55,13 +53,10 @@ static struct xshm_rma_path_slot *slot_of(struct xshm_ep *ep,
 		*slot = (struct xshm_rma_path_slot) {
 			.mapping_id = target->mapping_id,
 		};
-		for (int write = 0; write < 2; write++) {
+		for (int write = 0; write < 2; write++)
 			xshm_path_choice_init(&slot->choice[write],
 					      XSHM_RMA_INLINE_MAX,
 					      XSHM_RMA_RING_FIRST);
-			xshm_path_choice_probe_in_runs(&slot->choice[write],
-						       XSHM_RMA_PROBE_RUN);
-		}
 	}
 	return slot;
 }
