@@ -18,18 +18,19 @@
  * (xshm_pool_recover_pending sets it), and a late or stale bit costs a
  * borrower a look, never a buffer borrowed twice.
  *
- * Borrowers take the first XSHM_POOL_WARM_BYTES of buffers in turn, and
- * the rest, in turn too, only while those are all borrowed, so that the
- * buffers in use stay warm in the caches.  A queue handing out all 2 MiB
- * in turn made a bounce buffer's data come from memory whenever the other
- * path had been chosen for a while, and the path choice's probes of bounce
- * buffers slow (shm/path_choice.h): 128 KiB lone sends took the single
- * copy at 16 to 19 us where bounce buffers took 8.  The price is a
- * stream's: 16 and 64 KiB streams lost 10% of their bandwidth on the
- * 2-core guest, whose buffers now come round every 512 KiB.  Taking the
- * lowest free buffer instead, the one the receiver had just read, cost
- * 20 to 28% (the sender's stores wait for the lines in the receiver's
- * cache), and a window of 1 MiB left the probes slow.
+ * Lone sends (XSHM_POOL_WARM) take the first XSHM_POOL_WARM_BYTES of
+ * buffers in turn, and the rest, in turn too, only while those are all
+ * borrowed, so that the buffers in use stay warm in the caches.  A queue
+ * handing out all 2 MiB in turn made a bounce buffer's data come from
+ * memory whenever the other path had been chosen for a while, and the path
+ * choice's probes of bounce buffers slow (shm/path_choice.h): 128 KiB lone
+ * sends took the single copy at 16 to 19 us where bounce buffers took 8.
+ * Streams, and every borrower that is not a lone send (XSHM_POOL_ROUND),
+ * go round all the buffers: with the warm window, 16 and 64 KiB streams
+ * lost 10% of their bandwidth on the 2-core guest.  Taking the lowest free
+ * buffer, the one the receiver had just read, cost streams 20 to 28% (the
+ * sender's stores wait for the lines in the receiver's cache), and a warm
+ * window of 1 MiB left the probes slow.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -174,6 +175,7 @@ int xshm_pool_attach(struct xshm_pool_ref *ref, struct xshm_pool *pool,
 	ref->buf_size = buf_size;
 	atomic_init(&ref->next_warm, 0);
 	atomic_init(&ref->next_cold, 0);
+	atomic_init(&ref->next_round, 0);
 	return 0;
 }
 
@@ -248,20 +250,31 @@ static bool take_in_turn(const struct xshm_pool_ref *ref, uint64_t owner,
 }
 
 /* The warm buffers in turn, then, while those are all borrowed, the rest. */
+static bool take_warm_first(const struct xshm_pool_ref *ref, uint64_t owner,
+			    struct xshm_pool_ref *local, uint32_t *index)
+{
+	uint32_t warm = warm_bufs(ref);
+
+	return take_in_turn(ref, owner, &local->next_warm, 0, warm, index) ||
+	       take_in_turn(ref, owner, &local->next_cold, warm, ref->nbufs,
+			    index);
+}
+
 int xshm_pool_alloc(const struct xshm_pool_ref *ref, uint64_t owner,
-		    uint32_t *index)
+		    enum xshm_pool_order order, uint32_t *index)
 {
 	/* hints of this process, not the pool's state */
 	struct xshm_pool_ref *local = (struct xshm_pool_ref *) ref;
-	uint32_t warm = warm_bufs(ref);
+	bool taken;
 
 	if (!owner_valid(owner))
 		return -EINVAL;
-	if (take_in_turn(ref, owner, &local->next_warm, 0, warm, index) ||
-	    take_in_turn(ref, owner, &local->next_cold, warm, ref->nbufs,
-			 index))
-		return 0;
-	return -EAGAIN;
+	if (order == XSHM_POOL_WARM)
+		taken = take_warm_first(ref, owner, local, index);
+	else
+		taken = take_in_turn(ref, owner, &local->next_round, 0,
+				     ref->nbufs, index);
+	return taken ? 0 : -EAGAIN;
 }
 
 bool xshm_pool_owned_by(const struct xshm_pool_ref *ref, uint32_t index,

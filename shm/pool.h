@@ -2,9 +2,9 @@
  * Pool of fixed-size bounce buffers inside a receiver's region.  Senders
  * borrow a buffer (xshm_pool_alloc), fill it and name its index in a command;
  * the receiver copies the data out and returns the index (xshm_pool_free).
- * A bitmap marks the free buffers.  Borrowers keep to the first
+ * A bitmap marks the free buffers.  Lone sends keep to the first
  * XSHM_POOL_WARM_BYTES of buffers while they can, so that those in use
- * stay few and warm in the caches (pool.c).
+ * stay few and warm in the caches; streams go round them all (pool.c).
  *
  * Every buffer has an owner word naming the endpoint that borrowed it, set
  * by a CAS when it is borrowed.  Only its borrower can free it, once,
@@ -30,9 +30,16 @@ struct xshm_pool_ref {
 	/* where this process looks next: hints, written through const refs */
 	_Atomic uint32_t next_warm;
 	_Atomic uint32_t next_cold;
+	_Atomic uint32_t next_round;
 };
 
 #define XSHM_POOL_WARM_BYTES	(512u << 10)
+
+/* Which free buffer a borrow takes (pool.c says why). */
+enum xshm_pool_order {
+	XSHM_POOL_ROUND,	/* every buffer in turn: streams, the rest */
+	XSHM_POOL_WARM,		/* the first XSHM_POOL_WARM_BYTES first */
+};
 
 size_t xshm_pool_bytes(uint32_t nbufs, uint32_t buf_size);
 
@@ -45,11 +52,11 @@ int xshm_pool_attach(struct xshm_pool_ref *ref, struct xshm_pool *pool,
 
 /*
  * Borrow a free buffer for endpoint owner (an ep_id, neither 0 nor
- * XSHM_POOL_PENDING): 0 and *index, -EAGAIN when every buffer is
- * borrowed, or -EINVAL for a bad owner.
+ * XSHM_POOL_PENDING), in order: 0 and *index, -EAGAIN when every buffer
+ * is borrowed, or -EINVAL for a bad owner.
  */
 int xshm_pool_alloc(const struct xshm_pool_ref *ref, uint64_t owner,
-		    uint32_t *index);
+		    enum xshm_pool_order order, uint32_t *index);
 
 /* Whether index is in range and borrowed by owner (untrusted input). */
 bool xshm_pool_owned_by(const struct xshm_pool_ref *ref, uint32_t index,

@@ -403,7 +403,7 @@ static void push_cell(struct endpoint *e, struct xshm_region *sender,
 		place_rts(cmd);
 	if (ctl & CELL_BORROW)
 		(void) xshm_pool_alloc(&e->region.pool, cmd->src_ep_id,
-				       &cmd->buf_index);
+				       XSHM_POOL_ROUND, &cmd->buf_index);
 	buf = xshm_pool_buf(&e->region.pool, cmd->buf_index);
 	if ((ctl & CELL_FILL_BUF) && buf)
 		memcpy(buf, cmd->data, XSHM_INLINE_MAX);

@@ -47,6 +47,17 @@ static void pool_new(struct test_pool *tp, uint32_t nbufs, uint32_t buf_size)
 	ck_assert_int_eq(xshm_pool_attach(&tp->ref, tp->pool, tp->bytes), 0);
 }
 
+static int alloc_round(const struct xshm_pool_ref *ref, uint64_t owner,
+		       uint32_t *index)
+{
+	return xshm_pool_alloc(ref, owner, XSHM_POOL_ROUND, index);
+}
+
+static int alloc_warm(const struct xshm_pool_ref *ref, uint32_t *index)
+{
+	return xshm_pool_alloc(ref, OWNER, XSHM_POOL_WARM, index);
+}
+
 START_TEST(alloc_all_once)
 {
 	unsigned char seen[NBUFS] = { 0 };
@@ -58,12 +69,12 @@ START_TEST(alloc_all_once)
 	ck_assert_uint_eq(tp.ref.nbufs, NBUFS);
 	ck_assert_uint_eq(tp.ref.buf_size, BUF_SIZE);
 	for (i = 0; i < NBUFS; i++) {
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), 0);
 		ck_assert_uint_lt(index, NBUFS);
 		ck_assert_uint_eq(seen[index], 0);
 		seen[index] = 1;
 	}
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
+	ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), -EAGAIN);
 	free(tp.pool);
 }
 END_TEST
@@ -76,15 +87,15 @@ START_TEST(free_and_realloc)
 
 	pool_new(&tp, NBUFS, BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), 0);
 	for (i = 0; i < 3; i++)
 		ck_assert_int_eq(xshm_pool_free(&tp.ref, freed[i], OWNER), 0);
 	/* Out-of-range frees are refused, not queued. */
 	ck_assert_int_eq(xshm_pool_free(&tp.ref, NBUFS, OWNER), -EINVAL);
 	ck_assert_int_eq(xshm_pool_free(&tp.ref, UINT32_MAX, OWNER), -EINVAL);
 	for (i = 0; i < 3; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &got[i]), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &got[i]), 0);
+	ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), -EAGAIN);
 	for (i = 0; i < 3; i++) {
 		int found = 0;
 
@@ -92,11 +103,11 @@ START_TEST(free_and_realloc)
 			found += got[j] == freed[i];
 		ck_assert_int_eq(found, 1);
 	}
-	/* Many cycles through the free queue. */
+	/* Many cycles of free and alloc. */
 	for (i = 0; i < 1000; i++) {
 		ck_assert_int_eq(xshm_pool_free(&tp.ref, got[i % 3], OWNER), 0);
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &got[i % 3]), 0);
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &got[i % 3]), 0);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), -EAGAIN);
 	}
 	free(tp.pool);
 }
@@ -124,8 +135,8 @@ START_TEST(buf_bounds)
 	/* Writing every buffer whole must leave the free map intact. */
 	memset(base, 0xa5, (size_t) NBUFS * BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), 0);
+	ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), -EAGAIN);
 	free(tp.pool);
 }
 END_TEST
@@ -146,7 +157,7 @@ static uint32_t alloc_retry(const struct xshm_pool_ref *ref, uint64_t owner)
 	uint32_t index;
 	int ret;
 
-	while ((ret = xshm_pool_alloc(ref, owner, &index)) == -EAGAIN)
+	while ((ret = alloc_round(ref, owner, &index)) == -EAGAIN)
 		sched_yield();
 	return ret ? UINT32_MAX : index;
 }
@@ -224,11 +235,11 @@ START_TEST(concurrent_alloc_free)
 	ck_assert_int_eq(load_int(&shared.errors), 0);
 	/* Every buffer came back exactly once. */
 	for (i = 0; i < STRESS_BUFS; i++) {
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), 0);
 		ck_assert_uint_eq(seen[index], 0);
 		seen[index] = 1;
 	}
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
+	ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), -EAGAIN);
 	free(tp.pool);
 }
 END_TEST
@@ -299,26 +310,26 @@ START_TEST(alloc_ignores_stray_bits)
 
 	pool_new(&tp, NBUFS, BUF_SIZE);
 	for (i = 0; i < NBUFS; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), 0);
 	atomic_store(&tp.ref.free_map[NBUFS / 64], UINT64_MAX);
 	atomic_store(&tp.ref.free_map[0], UINT64_MAX);
 	index = 12345;
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), -EAGAIN);
+	ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), -EAGAIN);
 	ck_assert_uint_eq(index, 12345);
 	ck_assert_uint_le(xshm_pool_free_count(&tp.ref), NBUFS);
 	/* A buffer freed is found among them, and only it. */
 	ck_assert_int_eq(xshm_pool_free(&tp.ref, 70, OWNER), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OTHER, &index), 0);
+	ck_assert_int_eq(alloc_round(&tp.ref, OTHER, &index), 0);
 	ck_assert_uint_eq(index, 70);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OTHER, &index), -EAGAIN);
+	ck_assert_int_eq(alloc_round(&tp.ref, OTHER, &index), -EAGAIN);
 	free(tp.pool);
 }
 END_TEST
 
 /*
- * Borrowers go round the warm buffers (XSHM_POOL_WARM_BYTES of them) in
- * turn, not back to the one just freed, and take the others, in turn too,
- * only while every warm one is borrowed.
+ * Lone sends (XSHM_POOL_WARM) go round the warm buffers
+ * (XSHM_POOL_WARM_BYTES of them) in turn, not back to the one just freed,
+ * and take the others, in turn too, only while every warm one is borrowed.
  */
 START_TEST(alloc_keeps_to_the_warm_buffers_in_turn)
 {
@@ -331,23 +342,42 @@ START_TEST(alloc_keeps_to_the_warm_buffers_in_turn)
 	pool_new(&tp, WARM_TEST_NBUFS, WARM_TEST_BUF);
 	/* one at a time: round the warm ones, never further */
 	for (uint32_t i = 0; i < 3 * warm; i++) {
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_int_eq(alloc_warm(&tp.ref, &index), 0);
 		ck_assert_uint_eq(index, i % warm);
 		ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OWNER), 0);
 	}
 	/* all warm ones borrowed: the others, in turn */
 	for (uint32_t i = 0; i < warm; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &held[i]), 0);
+		ck_assert_int_eq(alloc_warm(&tp.ref, &held[i]), 0);
 	for (uint32_t i = 0; i < 2 * (WARM_TEST_NBUFS - warm); i++) {
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+		ck_assert_int_eq(alloc_warm(&tp.ref, &index), 0);
 		ck_assert_uint_eq(index, warm + i % (WARM_TEST_NBUFS - warm));
 		ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OWNER), 0);
 	}
 	/* a warm one freed is the next borrowed */
 	ck_assert_int_eq(xshm_pool_free(&tp.ref, held[3], OWNER), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+	ck_assert_int_eq(alloc_warm(&tp.ref, &index), 0);
 	ck_assert_uint_eq(index, held[3]);
 	ck_assert_uint_eq(xshm_pool_free_count(&tp.ref), WARM_TEST_NBUFS - warm);
+	free(tp.pool);
+}
+END_TEST
+
+/* Streams (XSHM_POOL_ROUND) go round every buffer in turn. */
+START_TEST(alloc_round_takes_every_buffer_in_turn)
+{
+	struct test_pool tp;
+	uint32_t index;
+
+	pool_new(&tp, WARM_TEST_NBUFS, WARM_TEST_BUF);
+	for (uint32_t i = 0; i < 3 * WARM_TEST_NBUFS; i++) {
+		ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), 0);
+		ck_assert_uint_eq(index, i % WARM_TEST_NBUFS);
+		ck_assert_int_eq(xshm_pool_free(&tp.ref, index, OWNER), 0);
+	}
+	/* a lone send in between keeps to the warm ones */
+	ck_assert_int_eq(alloc_warm(&tp.ref, &index), 0);
+	ck_assert_uint_lt(index, XSHM_POOL_WARM_BYTES / WARM_TEST_BUF);
 	free(tp.pool);
 }
 END_TEST
@@ -362,11 +392,11 @@ static void check_all_free_once(const struct xshm_pool_ref *ref)
 	uint32_t index;
 
 	for (int i = 0; i < NBUFS; i++) {
-		ck_assert_int_eq(xshm_pool_alloc(ref, OWNER, &index), 0);
+		ck_assert_int_eq(alloc_round(ref, OWNER, &index), 0);
 		ck_assert_uint_eq(seen[index], 0);
 		seen[index] = 1;
 	}
-	ck_assert_int_eq(xshm_pool_alloc(ref, OWNER, &index), -EAGAIN);
+	ck_assert_int_eq(alloc_round(ref, OWNER, &index), -EAGAIN);
 }
 
 START_TEST(free_only_by_borrower_once)
@@ -375,10 +405,10 @@ START_TEST(free_only_by_borrower_once)
 	uint32_t index;
 
 	pool_new(&tp, NBUFS, BUF_SIZE);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, 0, &index), -EINVAL);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, XSHM_POOL_PENDING, &index),
+	ck_assert_int_eq(alloc_round(&tp.ref, 0, &index), -EINVAL);
+	ck_assert_int_eq(alloc_round(&tp.ref, XSHM_POOL_PENDING, &index),
 			 -EINVAL);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &index), 0);
+	ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &index), 0);
 	ck_assert(xshm_pool_owned_by(&tp.ref, index, OWNER));
 	ck_assert(!xshm_pool_owned_by(&tp.ref, index, OTHER));
 	ck_assert(!xshm_pool_owned_by(&tp.ref, NBUFS, OWNER));
@@ -404,8 +434,8 @@ START_TEST(reclaim_owner_returns_its_buffers)
 
 	pool_new(&tp, NBUFS, BUF_SIZE);
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OTHER, &mine[i]), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&tp.ref, OWNER, &theirs), 0);
+		ck_assert_int_eq(alloc_round(&tp.ref, OTHER, &mine[i]), 0);
+	ck_assert_int_eq(alloc_round(&tp.ref, OWNER, &theirs), 0);
 	ck_assert_uint_eq(xshm_pool_borrowers(&tp.ref, borrowers, 4), 2);
 	ck_assert_int_eq(xshm_pool_reclaim_owner(&tp.ref, OTHER), 3);
 	ck_assert_int_eq(xshm_pool_reclaim_owner(&tp.ref, OTHER), 0);
@@ -447,7 +477,7 @@ static void die_in_pool(const struct xshm_pool_ref *ref, enum pool_death how)
 		atomic_store(&ref->owners[index], OTHER);
 		raise(SIGKILL);
 	}
-	if (xshm_pool_alloc(ref, OTHER, &index))
+	if (alloc_round(ref, OTHER, &index))
 		_exit(3);
 	atomic_store(&ref->owners[index], XSHM_POOL_PENDING);
 	if (how == DIE_FREED_PENDING)
@@ -482,7 +512,7 @@ static void check_pool_recovers(enum pool_death how)
 	int n = 0;
 
 	child_dies_in_pool(&ref, how);
-	while (xshm_pool_alloc(&ref, OWNER, &held[n]) == 0)
+	while (alloc_round(&ref, OWNER, &held[n]) == 0)
 		n++;
 	/* A PENDING buffer whose bit is set is free to take. */
 	ck_assert_int_eq(n, how == DIE_FREED_PENDING ? NBUFS : NBUFS - 1);
@@ -527,6 +557,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(basic, attach_rejects_corruption);
 	tcase_add_test(basic, alloc_ignores_stray_bits);
 	tcase_add_test(basic, alloc_keeps_to_the_warm_buffers_in_turn);
+	tcase_add_test(basic, alloc_round_takes_every_buffer_in_turn);
 	tcase_add_test(basic, free_only_by_borrower_once);
 	tcase_add_test(basic, reclaim_owner_returns_its_buffers);
 	tcase_add_test(basic, dead_borrower_recovered);

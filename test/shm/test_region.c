@@ -143,7 +143,8 @@ static int child_send(uint64_t ep_id, const struct xshm_region_hdr *expect)
 		cmd->src_ep_id = ep_id + 1;
 		cmd->tag = i;
 		if (i % 10 == 0 &&
-		    xshm_pool_alloc(&peer.pool, ep_id + 1, &index) == 0) {
+		    xshm_pool_alloc(&peer.pool, ep_id + 1, XSHM_POOL_ROUND,
+				    &index) == 0) {
 			memset(xshm_pool_buf(&peer.pool, index), (int) (i & 0xff),
 			       test_geom.buf_size);
 			cmd->proto = XSHM_PROTO_BUF;
@@ -226,7 +227,8 @@ START_TEST(round_trip_with_child)
 	receive_from(&region, child);
 	/* Every borrowed buffer came back. */
 	for (uint32_t i = 0, index; i < test_geom.pool_bufs; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&region.pool, 1, &index), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&region.pool, 1,
+						 XSHM_POOL_ROUND, &index), 0);
 	xshm_region_close(&region);
 	ck_assert(!region_file_exists(ep_id));
 }

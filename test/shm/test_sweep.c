@@ -40,8 +40,8 @@ static int child_send_and_die(uint64_t receiver_id, uint64_t own_id)
 	if (xshm_region_create(&own, 1, own_id, &test_geom) ||
 	    xshm_region_open(&peer, receiver_id))
 		return 2;
-	if (xshm_pool_alloc(&peer.pool, own_id, &sent) ||
-	    xshm_pool_alloc(&peer.pool, own_id, &spare))
+	if (xshm_pool_alloc(&peer.pool, own_id, XSHM_POOL_ROUND, &sent) ||
+	    xshm_pool_alloc(&peer.pool, own_id, XSHM_POOL_ROUND, &spare))
 		return 3;
 	memset(xshm_pool_buf(&peer.pool, sent), FILL, test_geom.buf_size);
 	cmd = xshm_ring_reserve(&peer.ring, &pos);
@@ -112,7 +112,8 @@ START_TEST(sweep_after_drain)
 	ck_assert_int_eq(xshm_region_create(&receiver, 1, receiver_id,
 					    &test_geom), 0);
 	ck_assert_int_eq(xshm_region_create(&live, 1, live_id, &test_geom), 0);
-	ck_assert_int_eq(xshm_pool_alloc(&receiver.pool, live_id, &live_buf), 0);
+	ck_assert_int_eq(xshm_pool_alloc(&receiver.pool, live_id,
+					 XSHM_POOL_ROUND, &live_buf), 0);
 	xshm_sweep_init(&sweep);
 	run_child(receiver_id, dead_id);
 	ck_assert(xshm_region_gone(dead_id));
@@ -131,7 +132,8 @@ START_TEST(sweep_after_drain)
 	ck_assert_int_eq(xshm_pool_free(&receiver.pool, live_buf, live_id), 0);
 	/* The ring goes on, the pool is whole. */
 	for (uint32_t i = 0, index; i < test_geom.pool_bufs; i++)
-		ck_assert_int_eq(xshm_pool_alloc(&receiver.pool, 7, &index), 0);
+		ck_assert_int_eq(xshm_pool_alloc(&receiver.pool, 7,
+						 XSHM_POOL_ROUND, &index), 0);
 
 	/* Any endpoint of this user, in a test run beside this one, may have
 	 * reclaimed the dead child's file already. */

@@ -113,9 +113,9 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 					  dest);
 		return choice;
 	}
+	choice.lone = !joins_stream(ep, dest);
 	cls = xshm_path_class_for(&slot_of(ep, &peer->region)->choice,
-				  joins_stream(ep, dest), total,
-				  xshm_params.path_min);
+				  !choice.lone, total, xshm_params.path_min);
 	pick = xshm_path_pick(cls);
 	choice.rts = pick.path == XSHM_PATH_SCOPY;
 	if (pick.timed)

@@ -18,6 +18,7 @@ struct xshm_ep;
 /* path.c: which path a large send takes, and the timings that choose it. */
 struct xshm_send_path {
 	bool rts;		/* the single copy; else bounce buffers */
+	bool lone;		/* chosen as a lone send, not a stream's */
 	uint32_t timed_id;	/* XSHM_CMD_TIMED with this id; 0: untimed */
 };
 /* For a send larger than xshm_params.path_min. */

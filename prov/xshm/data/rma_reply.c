@@ -84,7 +84,7 @@ static bool push_piece(struct xshm_ep *ep, struct xshm_region *initiator,
 			left : initiator->pool.buf_size;
 	bool buffered = left > XSHM_INLINE_MAX &&
 			!xshm_pool_alloc(&initiator->pool, ep->addr.ep_id,
-					 &cell.buf_index);
+					 XSHM_POOL_ROUND, &cell.buf_index);
 
 	if (buffered) {
 		xshm_copy(xshm_pool_buf(&initiator->pool, cell.buf_index),

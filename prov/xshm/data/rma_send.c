@@ -238,7 +238,7 @@ static bool fill_buffer(struct xshm_ep *ep, struct xshm_region *region,
 			const struct xshm_rma_op *op, size_t len,
 			uint32_t *index)
 {
-	if (xshm_spare_borrow(ep, region, index))
+	if (xshm_spare_borrow(ep, region, XSHM_POOL_ROUND, index))
 		return false;
 	xshm_bounce_fill_untimed(ep, region,
 				 xshm_pool_buf(&region->pool, *index),

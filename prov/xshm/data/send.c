@@ -220,7 +220,8 @@ ssize_t send_whole(struct xshm_ep *ep, struct xshm_peer *peer,
 	uint64_t pos, start;
 	size_t head;
 
-	if (where == WHOLE_BUF && xshm_spare_borrow(ep, region, &index))
+	if (where == WHOLE_BUF &&
+	    xshm_spare_borrow(ep, region, XSHM_POOL_ROUND, &index))
 		return no_room(ep, peer);
 	cmd = reserve_whole(region, where, total, &pos);
 	if (!cmd)
@@ -238,7 +239,8 @@ ssize_t send_whole(struct xshm_ep *ep, struct xshm_peer *peer,
 	xshm_ring_commit(&region->ring, cmd, pos);
 	xshm_doorbell_ring(region);
 	if (where == WHOLE_BUF)
-		xshm_spare_want(ep, dest, buffer_part(region, total));
+		xshm_spare_want(ep, dest, buffer_part(region, total),
+				XSHM_POOL_ROUND);
 	else
 		warm_next(ep, dest, where, total);
 	xshm_report_tx(ep, context,

@@ -36,6 +36,7 @@ struct xshm_tx_op {
 	bool started;			/* first cell pushed */
 	bool fence;			/* FI_FENCE: waits for all before it */
 	bool rts;			/* the receiver pulls it (single copy) */
+	bool lone;			/* in no stream (path.h): warm buffers */
 	bool cells;			/* whole in a run of cells */
 	uint32_t ack_id;		/* XSHM_CMD_ACK: completes on its ack */
 	bool posted;			/* RMA, atomics: complete once pushed */

@@ -103,6 +103,12 @@ static void fill_bounce(struct xshm_ep *ep, struct xshm_region *peer,
 	xshm_path_copy_done(ep, op->timed_id, start);
 }
 
+/* A lone send keeps to the warm buffers, a stream goes round (pool.c). */
+static enum xshm_pool_order pool_order(const struct xshm_tx_op *op)
+{
+	return op->lone ? XSHM_POOL_WARM : XSHM_POOL_ROUND;
+}
+
 /*
  * Pushes one cell of op; false when the peer's ring or pool is full.  A
  * remainder that fits the cell travels in it, the last piece of a chunked
@@ -123,7 +129,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 	if (!is_inline) {
 		if (len > peer->pool.buf_size)
 			len = peer->pool.buf_size;
-		if (xshm_spare_borrow(ep, peer, &index))
+		if (xshm_spare_borrow(ep, peer, pool_order(op), &index))
 			return false;
 	}
 	cmd = xshm_ring_reserve(&peer->ring, &pos);
@@ -145,7 +151,7 @@ static bool push_cell(struct xshm_ep *ep, struct xshm_region *peer,
 			       head);
 	publish(peer, op, cmd, pos, len);
 	if (!is_inline && first_piece)
-		xshm_spare_want(ep, op->dest, len);
+		xshm_spare_want(ep, op->dest, len, pool_order(op));
 	return true;
 }
 
@@ -338,6 +344,7 @@ static void init_op(struct xshm_ep *ep, const struct xshm_region *peer,
 		op->cmd_flags |= XSHM_CMD_TIMED;
 	op->total = total;
 	op->rts = path->rts;
+	op->lone = path->lone;
 	if (op->rts)
 		op->cmd_flags |= XSHM_CMD_PUSH;
 	op->cells = !op->rts && total > XSHM_INLINE_MAX &&

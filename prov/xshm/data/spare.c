@@ -1,6 +1,6 @@
 /*
  * Spare bounce buffers.  Borrowing a buffer from a receiver's pool costs
- * two cache-line transfers (its free queue's cell and its owner word, both
+ * two cache-line transfers (its free bitmap's word and its owner word, both
  * last written by the receiver), and a message waited for them before its
  * copy could start.  So after a send whose first piece took a buffer (a
  * medium message, or the first 16 KiB of a larger one) the endpoint borrows
@@ -31,22 +31,25 @@
 #include "shm/region.h"
 
 int xshm_spare_borrow(struct xshm_ep *ep, const struct xshm_region *peer,
-		      uint32_t *index)
+		      enum xshm_pool_order order, uint32_t *index)
 {
 	struct xshm_spare *spare = xshm_spare_slot(ep, peer);
 
 	if (!xshm_spare_holds_for(spare, peer))
-		return xshm_pool_alloc(&peer->pool, ep->addr.ep_id, index);
+		return xshm_pool_alloc(&peer->pool, ep->addr.ep_id, order,
+				       index);
 	spare->held = false;
 	*index = spare->index;
 	return 0;
 }
 
-void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest, size_t len)
+void xshm_spare_want(struct xshm_ep *ep, fi_addr_t dest, size_t len,
+		     enum xshm_pool_order order)
 {
 	ep->spare_wanted = true;
 	ep->spare_dest = dest;
 	ep->spare_len = len;
+	ep->spare_order = order;
 }
 
 static void refill(struct xshm_ep *ep, const struct xshm_region *peer)
@@ -55,7 +58,8 @@ static void refill(struct xshm_ep *ep, const struct xshm_region *peer)
 
 	if (spare->held ||
 	    xshm_pool_free_count(&peer->pool) < peer->pool.nbufs / 4 ||
-	    xshm_pool_alloc(&peer->pool, ep->addr.ep_id, &spare->index))
+	    xshm_pool_alloc(&peer->pool, ep->addr.ep_id, ep->spare_order,
+			    &spare->index))
 		return;
 	spare->mapping_id = peer->mapping_id;
 	spare->held = true;

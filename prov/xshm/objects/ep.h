@@ -116,6 +116,7 @@ struct xshm_ep {
 	bool spare_wanted;		/* for spare_dest, on the next idle poll */
 	fi_addr_t spare_dest;
 	size_t spare_len;		/* bytes the last send put in a buffer */
+	enum xshm_pool_order spare_order;	/* as that send borrowed */
 	struct xshm_warm {		/* warm.c: on the next idle poll */
 		fi_addr_t dest;
 		size_t len;		/* bytes from its ring's tail; 0: none */
