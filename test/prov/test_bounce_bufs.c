@@ -225,6 +225,90 @@ START_TEST(small_sends_borrow_no_spare)
 }
 END_TEST
 
+/*
+ * The order a sender borrows in (shm/pool.c): a lone large send, answered
+ * before the next, keeps to the pool's first XSHM_POOL_WARM_BYTES; a
+ * stream goes round every buffer.  The bounce path is forced, so that
+ * every send takes buffers.
+ */
+#define ORDER_ROUNDS	40
+#define ORDER_LEN	(2 * XSHM_BUF_SIZE + 100)
+
+/* The highest index of the receiver's buffers the sender holds, or -1. */
+static int highest_held(const struct pair *p)
+{
+	uint64_t sender = xt_ep_id(&p->tx);
+	int highest = -1;
+
+	for (uint32_t i = 0; i < p->rx_region.pool.nbufs; i++)
+		if (xshm_pool_owned_by(&p->rx_region.pool, i, sender))
+			highest = (int) i;
+	return highest;
+}
+
+/* The receiver answers with an empty message, which the sender receives. */
+static void answer(struct pair *p, fi_addr_t to_tx)
+{
+	struct xt_comp c;
+
+	XT_POST(&p->tx, fi_trecv(p->tx.ep, NULL, 0, NULL, FI_ADDR_UNSPEC, TAG, 0, NULL));
+	XT_POST(&p->rx, fi_tsend(p->rx.ep, NULL, 0, NULL, to_tx, TAG, NULL));
+	xt_wait_tx(&p->rx, &c);
+	xt_wait_rx(&p->tx, &c);
+}
+
+/* The highest buffer index ORDER_ROUNDS sends held, answered or not. */
+static int highest_over_sends(bool answered)
+{
+	char *out = xt_alloc(ORDER_LEN), *in = xt_alloc(ORDER_LEN);
+	struct xt_comp c;
+	fi_addr_t to_tx;
+	struct pair p;
+	int highest = -1;
+
+	XT_ASSERT(setenv("FI_XSHM_PATH", "static", 1) == 0, "setenv");
+	pair_open(&p);
+	to_tx = xt_av_insert(&p.rx, p.tx.name);
+	for (int i = 0; i < ORDER_ROUNDS; i++) {
+		int held;
+
+		XT_POST(&p.rx, fi_trecv(p.rx.ep, in, ORDER_LEN, NULL, FI_ADDR_UNSPEC, TAG, 0,
+					NULL));
+		XT_POST(&p.tx, fi_tsend(p.tx.ep, out, ORDER_LEN, NULL, p.to_rx, TAG, NULL));
+		held = highest_held(&p);
+		XT_ASSERT(held >= 0, "send %d holds no buffer", i);
+		highest = held > highest ? held : highest;
+		xt_wait_tx(&p.tx, &c);
+		xt_wait_rx(&p.rx, &c);
+		if (answered)
+			answer(&p, to_tx);
+	}
+	free(out);
+	free(in);
+	pair_close(&p);
+	return highest;
+}
+
+START_TEST(lone_sends_keep_to_the_warm_buffers)
+{
+	int highest = highest_over_sends(true);
+	int warm = (int) (XSHM_POOL_WARM_BYTES / XSHM_BUF_SIZE);
+
+	XT_ASSERT(highest < warm, "lone sends held buffer %d, beyond the %d warm ones",
+		  highest, warm);
+}
+END_TEST
+
+START_TEST(a_stream_goes_round_the_pool)
+{
+	int highest = highest_over_sends(false);
+	int warm = (int) (XSHM_POOL_WARM_BYTES / XSHM_BUF_SIZE);
+
+	XT_ASSERT(highest >= warm, "a stream held buffers up to %d, within the %d "
+		  "warm ones", highest, warm);
+}
+END_TEST
+
 int main(void)
 {
 	if (!xt_wanted(XT_XSHM))	/* none of its cases is selected */
@@ -239,6 +323,8 @@ int main(void)
 	tcase_add_test(tc, removing_the_receiver_from_the_av_gives_its_spare_back);
 	tcase_add_test(tc, a_chunked_send_borrows_one_spare);
 	tcase_add_test(tc, small_sends_borrow_no_spare);
+	tcase_add_test(tc, lone_sends_keep_to_the_warm_buffers);
+	tcase_add_test(tc, a_stream_goes_round_the_pool);
 	suite_add_tcase(s, tc);
 	return xt_run_suite(s);
 }

@@ -54,13 +54,12 @@ static bool joins_stream(struct xshm_ep *ep, fi_addr_t dest)
  */
 static bool static_scopy(struct xshm_ep *ep, const struct xshm_region *peer,
 			 const struct iovec *iov, size_t count, size_t total,
-			 fi_addr_t dest)
+			 bool in_stream)
 {
 	if (total > xshm_params.scopy_threshold)
 		return true;
-	/* only such sizes mark the stream (joins_stream) */
 	if (!xshm_scopy_by_pages_either(total) ||
-	    !xshm_scopy_by_pages(total, joins_stream(ep, dest)))
+	    !xshm_scopy_by_pages(total, in_stream))
 		return false;
 	return xshm_tx_large_pages(ep, peer, iov, count, total);
 }
@@ -106,14 +105,14 @@ struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 	struct xshm_path_class *cls;
 	struct xshm_path_pick pick;
 
-	if (!can_pull(ep, &peer->region, flags))
+	choice.lone = !joins_stream(ep, dest);
+	if (total <= xshm_params.path_min || !can_pull(ep, &peer->region, flags))
 		return choice;
 	if (!xshm_params.path_auto) {
 		choice.rts = static_scopy(ep, &peer->region, iov, count, total,
-					  dest);
+					  !choice.lone);
 		return choice;
 	}
-	choice.lone = !joins_stream(ep, dest);
 	cls = xshm_path_class_for(&slot_of(ep, &peer->region)->choice,
 				  !choice.lone, total, xshm_params.path_min);
 	pick = xshm_path_pick(cls);

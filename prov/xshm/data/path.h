@@ -18,10 +18,14 @@ struct xshm_ep;
 /* path.c: which path a large send takes, and the timings that choose it. */
 struct xshm_send_path {
 	bool rts;		/* the single copy; else bounce buffers */
-	bool lone;		/* chosen as a lone send, not a stream's */
+	bool lone;		/* in no stream (xshm_path_joins_stream) */
 	uint32_t timed_id;	/* XSHM_CMD_TIMED with this id; 0: untimed */
 };
-/* For a send larger than xshm_params.path_min. */
+/*
+ * For a send larger than xshm_params.path_min or than a bounce buffer:
+ * whether it is lone, which every such send notes, and above path_min its
+ * path.
+ */
 struct xshm_send_path xshm_path_choose(struct xshm_ep *ep,
 				       const struct xshm_peer *peer,
 				       const struct iovec *iov, size_t count,

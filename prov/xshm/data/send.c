@@ -282,7 +282,8 @@ ssize_t xshm_send(struct xshm_ep *ep, uint8_t kind, const struct iovec *iov,
 		return ret;
 	xshm_lock_acquire(&ep->domain->lock);
 	ret = xshm_av_peer(ep->av, dest, &peer);
-	if (!ret && total > xshm_params.path_min)
+	if (!ret && (total > xshm_params.path_min ||
+		     total > peer->region.pool.buf_size))
 		path = xshm_path_choose(ep, peer, iov, count, total, dest,
 					flags);
 	if (!ret && takes_whole_path(ep, &peer->region, &path, total, flags))
