@@ -44,7 +44,9 @@ static void copy_loop_avx2(unsigned char *dst, const unsigned char *src,
 void xshm_copy(void *dst, const void *src, size_t len)
 {
 	if (len < XSHM_COPY_LOOP_MIN || len > XSHM_COPY_LOOP_MAX) {
-		memcpy(dst, src, len);
+		/* a 0-byte receive may name no buffer: memcpy's NULL is UB */
+		if (len)
+			memcpy(dst, src, len);
 		return;
 	}
 	/* libgcc's start-up code has read the CPU's features: one load */
