@@ -35,6 +35,7 @@ check() {
 
 for opts in "-W" "-R" "-W -R" "-O 16"; do
 	check latency "-s 8,1M -i 50 $opts" 8,1048576
+	check loopback "-s 8,1M -i 50 $opts" 8,1048576
 	check bandwidth "-s 8,1M -i 4 $opts" 8,1048576
 	check msgrate "-i 4 $opts" 8
 	check incast "-n 2 -k 8 -s 4K,1M -i 4 $opts" 4096,1048576
@@ -63,5 +64,5 @@ for mode in atomic_lat atomic_rate atomic_add_rate cswap_lat cswap_rate; do
 	check rma "-m $mode -i 20" 8 unsupported
 	check rma "-m $mode -i 20 -p shm" 8
 done
-echo "PASS: latency, bandwidth, msgrate and incast with -W, -R, both and -O 16 (-O 4096 refused);" \
+echo "PASS: latency, loopback, bandwidth, msgrate and incast with -W, -R, both and -O 16 (-O 4096 refused);" \
 	"incast -M -A 3; rma in every mode, its RMA with -K and -O 16 too"

@@ -49,6 +49,7 @@ TARGETS = {
     "bandwidth": [(8, 8, 3.0), (64, 1 * KIB, 2.0), (1 * MIB, 4 * MIB, 1.0)],
     "msgrate": [(8, 8, 3.0)],
     "incast": [],
+    "loopback": [],
     "floor": [],
     "ring": [],
 }
@@ -66,6 +67,7 @@ TARGETS_26 = {
     "bandwidth": [(0, 1 << 62, 1.2)],
     "msgrate": [(8, 8, 1.5)],
     "incast": [(0, 1 << 62, 1.2)],
+    "loopback": [],
     "floor": [],
     "ring": [],
     "rma_write_lat": [(0, 1 << 62, 0.8)],
@@ -84,9 +86,9 @@ NO_LIBFABRIC = ("floor", "ring")  # no provider: run once per repetition, not pe
 FLOOR_TARGET = 1.3          # xshm's latency / the best copy method's, at most
 FLOOR_TARGET_FROM = 64 * KIB
 LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False,
-                   "floor": True, "ring": True}
+                   "loopback": True, "floor": True, "ring": True}
 UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s",
-         "floor": "us", "ring": "us"}
+         "loopback": "us", "floor": "us", "ring": "us"}
 for _bench, _mode in RMA_MODES.items():
     LOWER_IS_BETTER[_bench] = _mode.endswith("_lat")
     UNITS[_bench] = "us" if _mode.endswith("_lat") else \
@@ -96,6 +98,8 @@ TITLES = {
     "bandwidth": "tagged streaming bandwidth, window 64 (MB/s, higher is better)",
     "msgrate": "tagged message rate, window 64 (Mmsg/s, higher is better)",
     "incast": "incast, {n} senders to 1 receiver, aggregate (MB/s, higher is better)",
+    "loopback": "a tagged message to itself, the provider's software alone (us per "
+                "message, lower is better)",
     "floor": "the copy alone, no provider (copy_floor), one way (us); in parentheses "
              "B/us against the next smaller size",
     "ring": "xshm's rings alone, no provider (ring_floor), one way (us), beside the "
@@ -799,12 +803,15 @@ def main():
     ap.add_argument("-o", "--out", help="results directory (default "
                     "bench-results/<date-time>)")
     ap.add_argument("-b", "--bench",
-                    default="latency,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
-                    "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory",
+                    default="latency,loopback,ring,floor,bandwidth,msgrate,incast,"
+                    "rma_write_lat,rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,"
+                    "atomic_rate,memory",
                     help="benchmarks to run (default all but atomic_add_rate, cswap_lat "
                     "and cswap_rate: "
-                    "latency,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
-                    "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory); ring "
+                    "latency,loopback,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
+                    "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory); "
+                    "loopback is a message to itself, each provider's software alone, "
+                    "at 8, 64 and 1K; ring "
                     "is ring_floor, xshm's rings alone, at --ring-sizes; floor is "
                     "copy_floor, the copy alone, at the latency sizes (default %s); "
                     "rma_*, atomic_* and cswap_* are test/bench/rma's modes "
