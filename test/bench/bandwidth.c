@@ -13,42 +13,24 @@
  * Lines starting with '#' are comments.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "common.h"
 
-static void usage(void)
+static void header(const struct bench_opts *o)
 {
-	fprintf(stderr, "usage: bandwidth [options]\n" BENCH_OPTHELP);
-	exit(EXIT_FAILURE);
+	printf("# bandwidth: tagged, window %d, %d windows (fewer above 4 KiB), "
+	       "%d repetitions\n# provider size rep MBps Mmsgps\n", BENCH_WINDOW,
+	       o->iters, o->reps);
 }
 
 int main(int argc, char **argv)
 {
-	struct bench_opts o = { .iters = 100, .reps = 1, .warmup_pct = 10,
-				.max_point_ms = 200, .settle_ms = 300 };
-	struct bench b = { 0 };
-	int c;
+	static const struct bench_program bandwidth = {
+		.name = "bandwidth", .nprocs = 2, .iters = 100,
+		.tx_window = BENCH_WINDOW, .kernel = bench_stream,
+		.scale_from = 4096, .min_iters = 3, .per_size_too = true,
+		.header = header,
+	};
 
-	bench_parse_provs(&o, "xshm");
-	bench_default_sizes(&o, 4 << 20, true);
-	while ((c = getopt(argc, argv, BENCH_OPTSTRING "h")) != -1)
-		if (!bench_opt(&o, c, optarg))
-			usage();
-	if (optind != argc)
-		usage();
-	o.tx_window = BENCH_WINDOW;
-	bench_start(&b, "bandwidth", &o, 2);
-	if (b.rank == 0) {
-		printf("# bandwidth: tagged, window %d, %d windows (fewer above 4 KiB), "
-		       "%d repetitions\n# provider size rep MBps Mmsgps\n", BENCH_WINDOW,
-		       o.iters, o.reps);
-		fflush(stdout);
-	}
-	bench_sweep(&b, &o, bench_stream, 4096, 3, true);
-	bench_finish(&b);
-	free(o.sizes);
-	free(o.provs_buf);
-	return EXIT_SUCCESS;
+	return bench_main(argc, argv, &bandwidth);
 }

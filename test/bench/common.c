@@ -977,3 +977,41 @@ void bench_shm_maps(struct bench_shm_maps *all, struct bench_shm_maps *own,
 	}
 	fclose(f);
 }
+
+static void program_usage(const struct bench_program *p)
+{
+	fprintf(stderr, "usage: %s [options]%s\n" BENCH_OPTHELP, p->name,
+		p->usage ? p->usage : "");
+	exit(EXIT_FAILURE);
+}
+
+int bench_main(int argc, char **argv, const struct bench_program *p)
+{
+	struct bench_opts o = { .iters = p->iters, .reps = 1, .warmup_pct = 10,
+				.max_point_ms = 200, .settle_ms = 300 };
+	struct bench b = { 0 };
+	int c;
+
+	bench_parse_provs(&o, "xshm");
+	if (p->sizes)
+		bench_parse_sizes(&o, p->sizes);
+	else
+		bench_default_sizes(&o, 4 << 20, true);
+	while ((c = getopt(argc, argv, BENCH_OPTSTRING "h")) != -1)
+		if (!bench_opt(&o, c, optarg))
+			program_usage(p);
+	if (optind != argc)
+		program_usage(p);
+	o.tx_window = p->tx_window;
+	bench_start(&b, p->name, &o, p->nprocs);
+	if (b.rank == 0) {
+		p->header(&o);
+		fflush(stdout);
+	}
+	bench_sweep(&b, &o, p->kernel, p->scale_from, p->min_iters,
+		    p->per_size_too);
+	bench_finish(&b);
+	free(o.sizes);
+	free(o.provs_buf);
+	return EXIT_SUCCESS;
+}

@@ -219,6 +219,28 @@ void bench_sweep(struct bench *b, const struct bench_opts *o, bench_fn fn,
 		 size_t scale_from, int min_iters, bool per_size_too);
 
 /*
+ * A benchmark program that takes the common options (BENCH_OPTSTRING) and
+ * nothing else, then sweeps one kernel over sizes: latency, bandwidth,
+ * msgrate and loopback.  bench_main parses argv with these defaults, runs
+ * the sweep and returns main's exit status.
+ */
+struct bench_program {
+	const char *name;
+	const char *usage;	/* after "usage: NAME [options]" */
+	int nprocs;
+	int iters;		/* -i's default */
+	const char *sizes;	/* -s's default; NULL: bench_default_sizes to 4 MiB */
+	int tx_window;		/* sends in flight at once, 0 if none */
+	bench_fn kernel;
+	size_t scale_from;	/* bench_sweep's arguments */
+	int min_iters;
+	bool per_size_too;
+	void (*header)(const struct bench_opts *o);	/* rank 0's '#' lines */
+};
+
+int bench_main(int argc, char **argv, const struct bench_program *p);
+
+/*
  * Sums every shared-memory mapping into *all, and into *own those of the
  * files in *own_files (when not NULL); records the distinct files mapped
  * into *record (when not NULL).

@@ -14,40 +14,22 @@
  * Lines starting with '#' are comments.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "common.h"
 
-static void usage(void)
+static void header(const struct bench_opts *o)
 {
-	fprintf(stderr, "usage: latency [options]\n" BENCH_OPTHELP);
-	exit(EXIT_FAILURE);
+	printf("# latency: tagged ping-pong, %d iterations (fewer above 16 KiB), "
+	       "%d repetitions\n# provider size rep latency_us\n", o->iters, o->reps);
 }
 
 int main(int argc, char **argv)
 {
-	struct bench_opts o = { .iters = 1000, .reps = 1, .warmup_pct = 10,
-				.max_point_ms = 200, .settle_ms = 300 };
-	struct bench b = { 0 };
-	int c;
+	static const struct bench_program latency = {
+		.name = "latency", .nprocs = 2, .iters = 1000,
+		.kernel = bench_latency, .scale_from = 16384, .min_iters = 10,
+		.header = header,
+	};
 
-	bench_parse_provs(&o, "xshm");
-	bench_default_sizes(&o, 4 << 20, true);
-	while ((c = getopt(argc, argv, BENCH_OPTSTRING "h")) != -1)
-		if (!bench_opt(&o, c, optarg))
-			usage();
-	if (optind != argc)
-		usage();
-	bench_start(&b, "latency", &o, 2);
-	if (b.rank == 0) {
-		printf("# latency: tagged ping-pong, %d iterations (fewer above 16 KiB), "
-		       "%d repetitions\n# provider size rep latency_us\n", o.iters, o.reps);
-		fflush(stdout);
-	}
-	bench_sweep(&b, &o, bench_latency, 16384, 10, false);
-	bench_finish(&b);
-	free(o.sizes);
-	free(o.provs_buf);
-	return EXIT_SUCCESS;
+	return bench_main(argc, argv, &latency);
 }

@@ -14,8 +14,6 @@
  * Default sizes: 8, 64 and 1K.  Lines starting with '#' are comments.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include "common.h"
 
@@ -39,33 +37,19 @@ static double loopback(struct bench *b, struct bench_ctx *c, size_t size,
 	return bench_per_iter(b, bench_now_us() - t0, i, BENCH_LAT_BLOCK);
 }
 
-static void usage(void)
+static void header(const struct bench_opts *o)
 {
-	fprintf(stderr, "usage: loopback [options]\n" BENCH_OPTHELP);
-	exit(EXIT_FAILURE);
+	printf("# loopback: a tagged message to itself, %d iterations, %d repetitions\n"
+	       "# provider size rep time_us\n", o->iters, o->reps);
 }
 
 int main(int argc, char **argv)
 {
-	struct bench_opts o = { .iters = 100000, .reps = 1, .warmup_pct = 10,
-				.max_point_ms = 200, .settle_ms = 300 };
-	struct bench b = { 0 };
-	int c;
+	static const struct bench_program program = {
+		.name = "loopback", .nprocs = 1, .iters = 100000,
+		.sizes = "8,64,1K", .kernel = loopback, .scale_from = 16384,
+		.min_iters = 10, .header = header,
+	};
 
-	bench_parse_provs(&o, "xshm");
-	bench_parse_sizes(&o, "8,64,1K");
-	while ((c = getopt(argc, argv, BENCH_OPTSTRING "h")) != -1)
-		if (!bench_opt(&o, c, optarg))
-			usage();
-	if (optind != argc)
-		usage();
-	bench_start(&b, "loopback", &o, 1);
-	printf("# loopback: a tagged message to itself, %d iterations, %d repetitions\n"
-	       "# provider size rep time_us\n", o.iters, o.reps);
-	fflush(stdout);
-	bench_sweep(&b, &o, loopback, 16384, 10, false);
-	bench_finish(&b);
-	free(o.sizes);
-	free(o.provs_buf);
-	return EXIT_SUCCESS;
+	return bench_main(argc, argv, &program);
 }
