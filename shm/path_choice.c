@@ -179,8 +179,9 @@ void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
 	if (cls->samples[path] == 1)
 		return;		/* the first, cold */
 	xshm_estimate_per_kib(&cls->cost[path], ns, len);
-	if (cls->cost[other] && cls->cost[cls->chosen] &&
-	    (uint64_t) cls->cost[other] * 100 <
+	if (young(cls, XSHM_PATH_BOUNCE) || young(cls, XSHM_PATH_SCOPY))
+		return;
+	if ((uint64_t) cls->cost[other] * 100 <
 	    (uint64_t) cls->cost[cls->chosen] * XSHM_PATH_SWITCH_BELOW)
 		cls->chosen = other;
 }

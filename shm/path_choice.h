@@ -29,7 +29,14 @@
  * A path's first sample pays for first touches (page faults, pages that
  * the kernel pins for the first time: 4 ms for a first single copy of
  * 256 KiB, against 7 us after) and is dropped; until each path has
- * XSHM_PATH_YOUNG samples, every other send probes.  A probe of a path
+ * XSHM_PATH_YOUNG samples, every other send probes, and neither path
+ * replaces the other.  Warming takes a path more than one send: at 64 KiB
+ * here the pipeline's second to fourth samples fell from 62 us to 190 ns
+ * per KiB, its later ones to 120.  Compared on the fourth, a ping-pong took
+ * the single copy at 168, and its rare probes of the pipeline, cold, kept
+ * it there for hundreds of sends: in 10 runs of latency -r 7, 38 of the 60
+ * points after the first at 7 to 10 us where the pipeline gives 3.3 to 4.5,
+ * against 4 with the rule.  A probe of a path
  * that costs twice the chosen one costs more than it teaches: those come
  * only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB here, a bounce probe
  * every 32 single copies cost 10% of the latency).  Timing a send costs
@@ -50,7 +57,7 @@
 #define XSHM_PATH_PROBE_EVERY	64
 #define XSHM_PATH_PROBE_FAR	256	/* the same while the other costs 2x */
 #define XSHM_PATH_PROBE_YOUNG	2	/* ... while it has few samples */
-#define XSHM_PATH_YOUNG		4	/* samples of a path, the first ignored */
+#define XSHM_PATH_YOUNG		6	/* samples of a path, the first ignored */
 #define XSHM_PATH_TIME_EVERY	16
 #define XSHM_PATH_SWITCH_BELOW	90
 #define XSHM_PATH_PROBE_RUN	4	/* probes in a row */

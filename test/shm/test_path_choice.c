@@ -554,6 +554,38 @@ START_TEST(one_slow_probe_does_not_switch)
 }
 END_TEST
 
+/* A young path is sampled without a switch: "warm" below samples ns per KiB. */
+static void record_warming(struct xshm_path_class *cls, enum xshm_path path,
+			   const uint32_t *ns_per_kib, int n)
+{
+	for (int i = 0; i < n; i++) {
+		xshm_path_record(cls, path, (uint64_t) ns_per_kib[i] * LEN / KiB,
+				 LEN);
+		ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
+	}
+}
+
+/*
+ * A ping-pong of 64 KiB as measured here: the pipeline's samples fall as
+ * its buffers warm while the single copy's stay near 168 ns per KiB.
+ * Compared before the pipeline had warmed, the single copy won.
+ */
+START_TEST(warming_samples_do_not_switch)
+{
+	static const uint32_t bounce_cold[] = { 17500, 62000, 830, 190 };
+	static const uint32_t scopy[] = { 216, 198, 298, 168, 165, 168 };
+	static const uint32_t bounce_warm[] = { 120, 118, 121 };
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
+	record_warming(cls, XSHM_PATH_BOUNCE, bounce_cold, 4);
+	record_warming(cls, XSHM_PATH_SCOPY, scopy, 6);
+	record_warming(cls, XSHM_PATH_BOUNCE, bounce_warm, 3);
+	ck_assert_uint_lt(cls->cost[XSHM_PATH_BOUNCE], cls->cost[XSHM_PATH_SCOPY]);
+}
+END_TEST
+
 START_TEST(classes_and_streams_choose_apart)
 {
 	struct xshm_path_choice c;
@@ -647,6 +679,7 @@ int main(void)
 	tcase_add_test(tc, a_change_of_buffer_state_is_followed);
 	tcase_add_test(tc, near_equal_paths_do_not_flap);
 	tcase_add_test(tc, one_slow_probe_does_not_switch);
+	tcase_add_test(tc, warming_samples_do_not_switch);
 	tcase_add_test(tc, classes_and_streams_choose_apart);
 	tcase_add_test(tc, timed_sends_are_spaced);
 	tcase_add_test(tc, empty_and_huge_times_are_harmless);
