@@ -120,10 +120,10 @@ struct xshm_path_pick xshm_path_pick(struct xshm_path_class *cls)
 	bool changes;
 
 	cls->sends++;
-	if (probes_now(cls, probe_every(cls, other)))
+	if (!cls->settle && probes_now(cls, probe_every(cls, other)))
 		pick = (struct xshm_path_pick) { other, true };
 	else
-		pick.timed = young(cls, cls->chosen) ||
+		pick.timed = young(cls, cls->chosen) || cls->settle ||
 			     cls->sends % XSHM_PATH_TIME_EVERY == 0;
 	changes = pick.path != cls->latest;
 	cls->latest = pick.path;
@@ -165,10 +165,35 @@ uint64_t xshm_path_sample(const struct xshm_path_class *cls,
 	return lone_sample(start_ns, timing);
 }
 
+static bool any_young(const struct xshm_path_class *cls)
+{
+	return young(cls, XSHM_PATH_BOUNCE) || young(cls, XSHM_PATH_SCOPY);
+}
+
+/*
+ * Whether the chosen path's estimate is ready to compare, after a sample
+ * of path: false while either path is young, and while the chosen one
+ * settles (path_choice.h), which the end of the young phase begins.
+ */
+static bool ready_to_compare(struct xshm_path_class *cls, enum xshm_path path,
+			     bool was_young)
+{
+	if (cls->settle)
+		return path == cls->chosen && !--cls->settle;
+	if (any_young(cls))
+		return false;
+	if (!was_young)
+		return true;
+	cls->settle = XSHM_PATH_SETTLE;
+	cls->cost[cls->chosen] = 0;
+	return false;
+}
+
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
 		      uint64_t ns, size_t len)
 {
 	enum xshm_path other = other_path(cls->chosen);
+	bool was_young = any_young(cls);
 
 	if (!len || !ns)
 		return;
@@ -178,8 +203,10 @@ void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
 		cls->samples[path]++;
 	if (cls->samples[path] == 1)
 		return;		/* the first, cold */
+	if (cls->settle && path != cls->chosen)
+		return;		/* a probe taken before the settling began */
 	xshm_estimate_per_kib(&cls->cost[path], ns, len);
-	if (young(cls, XSHM_PATH_BOUNCE) || young(cls, XSHM_PATH_SCOPY))
+	if (!ready_to_compare(cls, path, was_young))
 		return;
 	if ((uint64_t) cls->cost[other] * 100 <
 	    (uint64_t) cls->cost[cls->chosen] * XSHM_PATH_SWITCH_BELOW)

@@ -34,15 +34,25 @@
  * here the pipeline's second to fourth samples fell from 62 us to 190 ns
  * per KiB, its later ones to 120.  Compared on the fourth, a ping-pong took
  * the single copy at 168, and its rare probes of the pipeline, cold, kept
- * it there for hundreds of sends: in 10 runs of latency -r 7, 38 of the 60
- * points after the first at 7 to 10 us where the pipeline gives 3.3 to 4.5,
- * against 4 with the rule.  A probe of a path
- * that costs twice the chosen one costs more than it teaches: those come
- * only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB here, a bounce probe
- * every 32 single copies cost 10% of the latency).  Timing a send costs
- * its receiver a cell back: at 16 KiB, timing one send in 4 and probing one
- * in 32 cost 16% of the latency of the single copy forced, one in 16 and
- * 64 4%.
+ * it there for hundreds of sends, at 7 to 12 us where the pipeline gives
+ * 3.3 to 4.5.
+ *
+ * Young samples are taken with both paths in turn, and so are a mixture: at
+ * 64 KiB the pipeline's came to 136 to 200 ns per KiB while its receiver
+ * probed the single copy too, and to 62 to 80 once nobody probed.  So the
+ * young phase ends with XSHM_PATH_SETTLE samples of the chosen path alone,
+ * no probe between, which replace its estimate before the first
+ * comparison.  Of 64 KiB ping-pongs (latency, 8 runs of -r 7, the pipeline
+ * at 3.3 to 4.5 us), 13 points of 48 after the first were slow before
+ * these two rules, 1 after; of 30 single sweeps (-p xshm,shm -s
+ * 16K,64K,256K,1M), 4 before, 9 with the first rule alone, none with both.
+ *
+ * A probe of a path that costs twice the chosen one costs more than it
+ * teaches: those come only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB
+ * here, a bounce probe every 32 single copies cost 10% of the latency).
+ * Timing a send costs its receiver a cell back: at 16 KiB, timing one send
+ * in 4 and probing one in 32 cost 16% of the latency of the single copy
+ * forced, one in 16 and 64 4%.
  */
 #ifndef XSHM_SHM_PATH_CHOICE_H
 #define XSHM_SHM_PATH_CHOICE_H
@@ -61,6 +71,7 @@
 #define XSHM_PATH_TIME_EVERY	16
 #define XSHM_PATH_SWITCH_BELOW	90
 #define XSHM_PATH_PROBE_RUN	4	/* probes in a row */
+#define XSHM_PATH_SETTLE	8	/* samples of the chosen path alone */
 #define XSHM_PATH_NS_MAX	(1ULL << 40)	/* a longer time counts as this */
 
 enum xshm_path {
@@ -73,6 +84,7 @@ struct xshm_path_class {
 	uint32_t cost[2];	/* ns per KiB, by enum xshm_path; 0: untimed */
 	uint8_t samples[2];	/* recorded, up to XSHM_PATH_YOUNG */
 	uint32_t sends;		/* picked so far, to space probes and timings */
+	uint8_t settle;		/* samples of the chosen path still to take alone */
 	enum xshm_path chosen;
 	enum xshm_path latest;	/* the path of its latest pick */
 	bool in_stream;		/* timed by its pace (xshm_path_sample) */

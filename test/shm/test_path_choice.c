@@ -27,6 +27,13 @@ static const struct machine bounce_wins = { { 70, 120 } };
 /* ... or one of them by far (unchanged buffers, 256 KiB here). */
 static const struct machine pull_wins_far = { { 120, 27 } };
 
+/*
+ * Sends after which a fresh class has compared both paths: probes of the
+ * young one every other run of XSHM_PATH_PROBE_RUN, then the chosen one
+ * settling alone.
+ */
+#define LEARNT	(4 * XSHM_PATH_YOUNG + 2 * XSHM_PATH_SETTLE)
+
 /* n sends of len on m: how many took each path; every timed one is recorded. */
 static void run(struct xshm_path_class *cls, const struct machine *m, int n,
 		size_t len, int picked[2])
@@ -213,7 +220,7 @@ START_TEST(the_cheaper_single_copy_is_chosen_and_the_pipeline_probed)
 	struct xshm_path_class *cls = fresh(&c, LEN);
 	int picked[2];
 
-	run(cls, &pull_wins, 4 * XSHM_PATH_YOUNG, LEN, picked);
+	run(cls, &pull_wins, LEARNT, LEN, picked);
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
 	run(cls, &pull_wins, 1024, LEN, picked);
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
@@ -289,7 +296,8 @@ START_TEST(the_cheaper_pipeline_is_kept_above_the_static_threshold_too)
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
 	run(cls, &bounce_wins, 640, len, picked);
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
-	ck_assert_int_le(picked[XSHM_PATH_SCOPY], 640 / XSHM_PATH_PROBE_EVERY + 8);
+	ck_assert_int_le(picked[XSHM_PATH_SCOPY], 640 / XSHM_PATH_PROBE_EVERY + 8 +
+			 XSHM_PATH_SETTLE);
 }
 END_TEST
 
@@ -586,6 +594,44 @@ START_TEST(warming_samples_do_not_switch)
 }
 END_TEST
 
+/*
+ * Young samples are mixed: here the pipeline's 146 ns per KiB while the
+ * single copy was probed in turn, 65 once alone.  The chosen pipeline then
+ * settles alone, every send timed and none a probe, and its estimate is
+ * what it costs alone; the single copy's 125 does not replace it.
+ */
+START_TEST(the_chosen_path_settles_alone_before_the_first_comparison)
+{
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int untimed = 0, sends = 0;
+
+	while (cls->samples[XSHM_PATH_BOUNCE] < XSHM_PATH_YOUNG ||
+	       cls->samples[XSHM_PATH_SCOPY] < XSHM_PATH_YOUNG) {
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+		uint64_t per_kib = pick.path == XSHM_PATH_BOUNCE ? 146 : 125;
+
+		ck_assert_int_lt(++sends, LEARNT);
+		if (pick.timed)
+			xshm_path_record(cls, pick.path, per_kib * LEN / KiB,
+					 LEN);
+	}
+	ck_assert_uint_eq(cls->settle, XSHM_PATH_SETTLE);
+	for (sends = 0; cls->settle; sends++) {
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+
+		ck_assert_int_lt(sends, XSHM_PATH_SETTLE + 1);
+		ck_assert_int_eq(pick.path, XSHM_PATH_BOUNCE);
+		untimed += !pick.timed;
+		if (pick.timed)
+			xshm_path_record(cls, pick.path, 65 * LEN / KiB, LEN);
+	}
+	ck_assert_int_le(untimed, 1);	/* the first after a probe */
+	ck_assert_uint_eq(cls->cost[XSHM_PATH_BOUNCE], 65);
+	ck_assert_int_eq(cls->chosen, XSHM_PATH_BOUNCE);
+}
+END_TEST
+
 START_TEST(classes_and_streams_choose_apart)
 {
 	struct xshm_path_choice c;
@@ -680,6 +726,7 @@ int main(void)
 	tcase_add_test(tc, near_equal_paths_do_not_flap);
 	tcase_add_test(tc, one_slow_probe_does_not_switch);
 	tcase_add_test(tc, warming_samples_do_not_switch);
+	tcase_add_test(tc, the_chosen_path_settles_alone_before_the_first_comparison);
 	tcase_add_test(tc, classes_and_streams_choose_apart);
 	tcase_add_test(tc, timed_sends_are_spaced);
 	tcase_add_test(tc, empty_and_huge_times_are_harmless);
