@@ -562,7 +562,7 @@ START_TEST(one_slow_probe_does_not_switch)
 }
 END_TEST
 
-/* A young path is sampled without a switch: "warm" below samples ns per KiB. */
+/* Records n samples of path, in ns per KiB: none may leave the pipeline. */
 static void record_warming(struct xshm_path_class *cls, enum xshm_path path,
 			   const uint32_t *ns_per_kib, int n)
 {
