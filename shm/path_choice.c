@@ -185,7 +185,6 @@ static bool ready_to_compare(struct xshm_path_class *cls, enum xshm_path path,
 	if (!was_young)
 		return true;
 	cls->settle = XSHM_PATH_SETTLE;
-	cls->cost[cls->chosen] = 0;
 	return false;
 }
 

@@ -41,11 +41,15 @@
  * 64 KiB the pipeline's came to 136 to 200 ns per KiB while its receiver
  * probed the single copy too, and to 62 to 80 once nobody probed.  So the
  * young phase ends with XSHM_PATH_SETTLE samples of the chosen path alone,
- * no probe between, which replace its estimate before the first
- * comparison.  Of 64 KiB ping-pongs (latency, 8 runs of -r 7, the pipeline
- * at 3.3 to 4.5 us), 13 points of 48 after the first were slow before
- * these two rules, 1 after; of 30 single sweeps (-p xshm,shm -s
- * 16K,64K,256K,1M), 4 before, 9 with the first rule alone, none with both.
+ * no probe between, before the first comparison; a cheaper sample replaces
+ * the estimate at once (estimate.h).  The estimate is not reset for them:
+ * settling samples can be cold too (a process's first large sends, its
+ * bounce buffers' first touches), and with a reset the single copy took
+ * 16 KiB and kept it for whole runs, 2 in 10 of compare.sh --anchors 2.6.
+ * Of 64 KiB ping-pongs (latency, 8 runs of -r 7, the pipeline at 3.3 to
+ * 4.5 us), 21 points of 48 after the first were slow before these two
+ * rules, 4 after; of 30 single sweeps (-p xshm,shm -s 16K,64K,256K,1M), 12
+ * before, 1 after.
  *
  * A probe of a path that costs twice the chosen one costs more than it
  * teaches: those come only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB

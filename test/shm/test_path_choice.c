@@ -597,8 +597,8 @@ END_TEST
 /*
  * Young samples are mixed: here the pipeline's 146 ns per KiB while the
  * single copy was probed in turn, 65 once alone.  The chosen pipeline then
- * settles alone, every send timed and none a probe, and its estimate is
- * what it costs alone; the single copy's 125 does not replace it.
+ * settles alone, every send timed and none a probe, before the first
+ * comparison: at 65, the single copy's 125 does not replace it.
  */
 START_TEST(the_chosen_path_settles_alone_before_the_first_comparison)
 {
