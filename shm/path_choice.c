@@ -171,15 +171,15 @@ static bool any_young(const struct xshm_path_class *cls)
 }
 
 /*
- * Whether the chosen path's estimate is ready to compare, after a sample
- * of path: false while either path is young, and while the chosen one
- * settles (path_choice.h), which the end of the young phase begins.
+ * Whether the estimates are ready to compare, after a sample (of the chosen
+ * path, while it settles): false while either path is young, and while the
+ * chosen one settles (path_choice.h), which the end of the young phase
+ * begins.
  */
-static bool ready_to_compare(struct xshm_path_class *cls, enum xshm_path path,
-			     bool was_young)
+static bool ready_to_compare(struct xshm_path_class *cls, bool was_young)
 {
 	if (cls->settle)
-		return path == cls->chosen && !--cls->settle;
+		return !--cls->settle;
 	if (any_young(cls))
 		return false;
 	if (!was_young)
@@ -205,7 +205,7 @@ void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
 	if (cls->settle && path != cls->chosen)
 		return;		/* a probe taken before the settling began */
 	xshm_estimate_per_kib(&cls->cost[path], ns, len);
-	if (!ready_to_compare(cls, path, was_young))
+	if (!ready_to_compare(cls, was_young))
 		return;
 	if ((uint64_t) cls->cost[other] * 100 <
 	    (uint64_t) cls->cost[cls->chosen] * XSHM_PATH_SWITCH_BELOW)
