@@ -698,6 +698,11 @@ bool bench_point_over(const struct bench *b, double t0, int done, int iters)
 				 bench_now_us() - t0 > b->max_point_us);
 }
 
+bool bench_past_time(const struct bench *b, double t0, double tnow)
+{
+	return b->max_point_us > 0 && tnow - t0 > b->max_point_us;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -752,7 +757,7 @@ double bench_latency(struct bench *b, struct bench_ctx *c, size_t size, int iter
 	while (!last) {
 		i++;
 		if (b->rank == 0) {
-			last = i >= iters || (b->max_point_us > 0 && tnow - t0 > b->max_point_us);
+			last = i >= iters || bench_past_time(b, t0, tnow);
 			bench_trecv(b, c, size, BENCH_LAT_TAG);
 			bench_tsend(b, c, 1, size, BENCH_LAT_TAG | (last ? BENCH_STOP : 0));
 			bench_wait(b, c, true, true);
@@ -792,7 +797,7 @@ double bench_stream(struct bench *b, struct bench_ctx *c, size_t size, int iters
 	while (!last) {
 		i++;
 		if (b->rank == 0) {
-			last = i >= iters || (b->max_point_us > 0 && tnow - t0 > b->max_point_us);
+			last = i >= iters || bench_past_time(b, t0, tnow);
 			bench_trecv(b, c, 0, BENCH_ACK_TAG);
 			for (int w = 0; w < BENCH_WINDOW; w++)
 				bench_tsend(b, c, 1, size, BENCH_BW_TAG |

@@ -196,6 +196,8 @@ void bench_trecv(struct bench *b, struct bench_ctx *c, size_t len, uint64_t tag)
  * their result from the median block unless b->mean.
  */
 bool bench_point_over(const struct bench *b, double t0, int done, int iters);
+/* Whether a point begun at t0 has run past b->max_point_us by tnow. */
+bool bench_past_time(const struct bench *b, double t0, double tnow);
 /* Ends a timed block: records its duration, restarts *tb, sets *tnow. */
 void bench_block_done(struct bench *b, double *tb, double *tnow);
 /* Microseconds per iteration from the median block (of block iterations). */

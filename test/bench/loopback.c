@@ -26,7 +26,7 @@ static double loopback(struct bench *b, struct bench_ctx *c, size_t size,
 	b->nblk = 0;
 	t0 = tb = tnow = bench_now_us();
 	/* tnow is read once a block, by bench_block_done: no clock of its own */
-	while (i < iters && !(b->max_point_us > 0 && tnow - t0 > b->max_point_us)) {
+	while (i < iters && !bench_past_time(b, t0, tnow)) {
 		i++;
 		bench_trecv(b, c, size, BENCH_LAT_TAG);
 		bench_tsend(b, c, 0, size, BENCH_LAT_TAG);

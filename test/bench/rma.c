@@ -248,7 +248,7 @@ static double run(struct bench *b, struct bench_ctx *c, size_t size, int iters)
 	bench_barrier(b);
 	t0 = tb = tnow = bench_now_us();
 	while (ops < iters * (mode->window ? BENCH_WINDOW : 1) &&
-	       !(b->max_point_us > 0 && tnow - t0 > b->max_point_us)) {
+	       !bench_past_time(b, t0, tnow)) {
 		for (int k = 0; k < per_block; k++, ops++)
 			if (!post(b, c, r, size))
 				break;
