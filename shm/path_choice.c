@@ -188,6 +188,18 @@ static bool ready_to_compare(struct xshm_path_class *cls, bool was_young)
 	return false;
 }
 
+/*
+ * Chooses path on trial: it settles alone, measured afresh, and the next
+ * comparison keeps it only if in use it costs less than the path it
+ * replaced did (path_choice.h).
+ */
+static void try_path(struct xshm_path_class *cls, enum xshm_path path)
+{
+	cls->chosen = path;
+	cls->cost[path] = 0;
+	cls->settle = XSHM_PATH_SETTLE;
+}
+
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
 		      uint64_t ns, size_t len)
 {
@@ -209,5 +221,5 @@ void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,
 		return;
 	if ((uint64_t) cls->cost[other] * 100 <
 	    (uint64_t) cls->cost[cls->chosen] * XSHM_PATH_SWITCH_BELOW)
-		cls->chosen = other;
+		try_path(cls, other);
 }

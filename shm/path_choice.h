@@ -51,6 +51,17 @@
  * rules, 4 after; of 30 single sweeps (-p xshm,shm -s 16K,64K,256K,1M), 12
  * before, 1 after.
  *
+ * A path that replaces the chosen one does so on trial: it settles alone
+ * too, its estimate measured afresh in use, and the comparison that ends
+ * the settling brings back the path it replaced, on trial in turn, if that
+ * one cost less (as XSHM_PATH_SWITCH_BELOW says) than the new one in use.
+ * The estimate that won came from probes, mixed or cold, and probes alone
+ * could not undo a wrong switch: once the single copy was chosen, the
+ * pipeline's probes were cold (2 to 3 times its cost in use) and never won
+ * it back.  A path whose
+ * probes keep saying less than it costs in use is tried once a probe
+ * period at most, XSHM_PATH_SETTLE sends.
+ *
  * A probe of a path that costs twice the chosen one costs more than it
  * teaches: those come only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB
  * here, a bounce probe every 32 single copies cost 10% of the latency).

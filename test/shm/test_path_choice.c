@@ -632,6 +632,51 @@ START_TEST(the_chosen_path_settles_alone_before_the_first_comparison)
 }
 END_TEST
 
+/*
+ * A path's cost as measured in use (chosen) and in probes: probes of a path
+ * left alone for a while are cold, and young ones are mixed with the other
+ * path's sends.
+ */
+struct in_use_and_probes {
+	uint64_t in_use[2];
+	uint64_t probe[2];
+};
+
+/*
+ * Here the single copy's young samples and probes say 125 ns per KiB
+ * against the pipeline's 140, but in use it costs 168; the pipeline's
+ * probes, cold once the single copy is chosen, say 300.  Switched on its
+ * probes' word, the single copy kept the class for good.  Chosen on trial,
+ * it is measured alone and given up, tried again at most once a probe
+ * period while its probes keep saying less than it costs.
+ */
+START_TEST(a_switch_that_costs_more_in_use_is_undone)
+{
+	static const struct in_use_and_probes m = { { 140, 168 }, { 300, 125 } };
+	const int period = XSHM_PATH_PROBE_EVERY * XSHM_PATH_PROBE_RUN;
+	const int sends = 4 * period;
+	struct xshm_path_choice c;
+	struct xshm_path_class *cls = fresh(&c, LEN);
+	int scopy_chosen = 0, trials = 0;
+
+	for (int i = 0; i < sends; i++) {
+		enum xshm_path chosen = cls->chosen;
+		struct xshm_path_pick pick = xshm_path_pick(cls);
+		bool probe = pick.path != chosen;
+		uint64_t per_kib = probe ? m.probe[pick.path] : m.in_use[pick.path];
+
+		scopy_chosen += chosen == XSHM_PATH_SCOPY;
+		if (pick.timed)
+			xshm_path_record(cls, pick.path, per_kib * LEN / KiB,
+					 LEN);
+		trials += cls->chosen != chosen && cls->chosen == XSHM_PATH_SCOPY;
+	}
+	ck_assert_int_ge(trials, 1);
+	ck_assert_int_le(trials, sends / period + 1);
+	ck_assert_int_le(scopy_chosen, trials * (XSHM_PATH_SETTLE + 2));
+}
+END_TEST
+
 START_TEST(classes_and_streams_choose_apart)
 {
 	struct xshm_path_choice c;
@@ -727,6 +772,7 @@ int main(void)
 	tcase_add_test(tc, one_slow_probe_does_not_switch);
 	tcase_add_test(tc, warming_samples_do_not_switch);
 	tcase_add_test(tc, the_chosen_path_settles_alone_before_the_first_comparison);
+	tcase_add_test(tc, a_switch_that_costs_more_in_use_is_undone);
 	tcase_add_test(tc, classes_and_streams_choose_apart);
 	tcase_add_test(tc, timed_sends_are_spaced);
 	tcase_add_test(tc, empty_and_huge_times_are_harmless);
