@@ -189,9 +189,9 @@ static bool ready_to_compare(struct xshm_path_class *cls, bool was_young)
 }
 
 /*
- * Chooses path on trial: it settles alone, measured afresh, and the next
- * comparison keeps it only if in use it costs less than the path it
- * replaced did (path_choice.h).
+ * Chooses path on trial: it settles alone, measured afresh, and the
+ * comparison after brings back the path it replaced if that one cost less
+ * than XSHM_PATH_SWITCH_BELOW percent of it (path_choice.h).
  */
 static void try_path(struct xshm_path_class *cls, enum xshm_path path)
 {

@@ -58,9 +58,8 @@
  * The estimate that won came from probes, mixed or cold, and probes alone
  * could not undo a wrong switch: once the single copy was chosen, the
  * pipeline's probes were cold (2 to 3 times its cost in use) and never won
- * it back.  A path whose
- * probes keep saying less than it costs in use is tried once a probe
- * period at most, XSHM_PATH_SETTLE sends.
+ * it back.  A path whose probes keep saying less than it costs in use is
+ * tried at most once a probe period, for XSHM_PATH_SETTLE sends.
  *
  * A probe of a path that costs twice the chosen one costs more than it
  * teaches: those come only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB
