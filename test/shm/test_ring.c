@@ -39,7 +39,6 @@ struct item_cell {
 
 /* Plain calls keep check's failure messages readable. */
 static uint64_t load_u64(_Atomic uint64_t *p) { return atomic_load(p); }
-static int load_int(_Atomic int *p) { return atomic_load(p); }
 
 static struct xshm_ring *ring_alloc(uint32_t ncells, uint32_t cell_size)
 {
