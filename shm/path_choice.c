@@ -171,24 +171,6 @@ static bool any_young(const struct xshm_path_class *cls)
 }
 
 /*
- * Whether the estimates are ready to compare, after a sample (of the chosen
- * path, while it settles): false while either path is young, and while the
- * chosen one settles (path_choice.h), which the end of the young phase
- * begins.
- */
-static bool ready_to_compare(struct xshm_path_class *cls, bool was_young)
-{
-	if (cls->settle)
-		return !--cls->settle;
-	if (any_young(cls))
-		return false;
-	if (!was_young)
-		return true;
-	cls->settle = XSHM_PATH_SETTLE;
-	return false;
-}
-
-/*
  * Chooses path on trial: it settles alone, measured afresh, and the
  * comparison after brings back the path it replaced if that one cost less
  * than XSHM_PATH_SWITCH_BELOW percent of it (path_choice.h).
@@ -198,6 +180,31 @@ static void try_path(struct xshm_path_class *cls, enum xshm_path path)
 	cls->chosen = path;
 	cls->cost[path] = 0;
 	cls->settle = XSHM_PATH_SETTLE;
+}
+
+/*
+ * Whether the estimates are ready to compare, after a sample (of the chosen
+ * path, while it settles): false while either path is young, and while the
+ * chosen one settles (path_choice.h), which the end of the young phase
+ * begins.  The first settling over, the other path is tried alone too.
+ */
+static bool ready_to_compare(struct xshm_path_class *cls, bool was_young)
+{
+	if (cls->settle) {
+		if (--cls->settle)
+			return false;
+		if (cls->both_tried || cls->in_stream)
+			return true;
+		cls->both_tried = true;
+		try_path(cls, other_path(cls->chosen));
+		return false;
+	}
+	if (any_young(cls))
+		return false;
+	if (!was_young)
+		return true;
+	cls->settle = XSHM_PATH_SETTLE;
+	return false;
 }
 
 void xshm_path_record(struct xshm_path_class *cls, enum xshm_path path,

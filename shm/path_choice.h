@@ -61,6 +61,15 @@
  * it back.  A path whose probes keep saying less than it costs in use is
  * tried at most once a probe period, for XSHM_PATH_SETTLE sends.
  *
+ * Probes can run cold for good, too: RMA reads of 32 KiB answered through
+ * the ring took 2 us in use and 8.6 to 11.7 as probes among single copies
+ * of 4.3, and the single copy, chosen first, kept whole runs.  So a lone
+ * class, once its chosen path has settled, tries the other path alone on
+ * trial, and its first decision compares two paths each measured alone.
+ * A class of sends in a stream does not: trying the other path alone there
+ * cost 256 KiB to 4 MiB streams 5 to 16% of their bandwidth (ab.sh, 16
+ * rounds), for a reason not yet found.
+ *
  * A probe of a path that costs twice the chosen one costs more than it
  * teaches: those come only once in XSHM_PATH_PROBE_FAR sends (at 256 KiB
  * here, a bounce probe every 32 single copies cost 10% of the latency).
@@ -99,6 +108,7 @@ struct xshm_path_class {
 	uint8_t samples[2];	/* recorded, up to XSHM_PATH_YOUNG */
 	uint32_t sends;		/* picked so far, to space probes and timings */
 	uint8_t settle;		/* samples of the chosen path still to take alone */
+	bool both_tried;	/* each path has settled alone once */
 	enum xshm_path chosen;
 	enum xshm_path latest;	/* the path of its latest pick */
 	bool in_stream;		/* timed by its pace (xshm_path_sample) */
