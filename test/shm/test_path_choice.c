@@ -44,6 +44,24 @@ struct in_use_and_probes {
 	uint64_t probe[2];
 };
 
+/*
+ * One send of LEN on m, recorded if timed: a probe at its probe cost, a
+ * send on the chosen path at its cost in use.  Returns the path chosen
+ * before it.
+ */
+static enum xshm_path send_on(struct xshm_path_class *cls,
+			      const struct in_use_and_probes *m)
+{
+	enum xshm_path chosen = cls->chosen;
+	struct xshm_path_pick pick = xshm_path_pick(cls);
+	uint64_t per_kib = pick.path != chosen ? m->probe[pick.path] :
+						 m->in_use[pick.path];
+
+	if (pick.timed)
+		xshm_path_record(cls, pick.path, per_kib * LEN / KiB, LEN);
+	return chosen;
+}
+
 /* n sends of len on m: how many took each path; every timed one is recorded. */
 static void run(struct xshm_path_class *cls, const struct machine *m, int n,
 		size_t len, int picked[2])
@@ -682,21 +700,12 @@ START_TEST(a_path_that_probes_cold_wins_when_tried_alone)
 	xshm_path_choice_init(&c, MIN, MIN);
 	cls = &c.classes[0][xshm_path_class_of(LEN, MIN)];
 	ck_assert_int_eq(cls->chosen, XSHM_PATH_SCOPY);
-	for (int i = 0; i < 1024; i++) {
-		enum xshm_path chosen = cls->chosen;
-		struct xshm_path_pick pick = xshm_path_pick(cls);
-		bool probe = pick.path != chosen;
-		uint64_t per_kib = probe ? m.probe[pick.path] : m.in_use[pick.path];
-
-		bounce_chosen += i >= LEARNT && chosen == XSHM_PATH_BOUNCE;
-		if (pick.timed)
-			xshm_path_record(cls, pick.path, per_kib * LEN / KiB,
-					 LEN);
-	}
+	for (int i = 0; i < 1024; i++)
+		bounce_chosen += send_on(cls, &m) == XSHM_PATH_BOUNCE &&
+				 i >= LEARNT;
 	ck_assert_int_eq(bounce_chosen, 1024 - LEARNT);
 }
 END_TEST
-
 
 /*
  * Here the single copy's young samples and probes say 125 ns per KiB
@@ -716,15 +725,9 @@ START_TEST(a_switch_that_costs_more_in_use_is_undone)
 	int scopy_chosen = 0, trials = 0;
 
 	for (int i = 0; i < sends; i++) {
-		enum xshm_path chosen = cls->chosen;
-		struct xshm_path_pick pick = xshm_path_pick(cls);
-		bool probe = pick.path != chosen;
-		uint64_t per_kib = probe ? m.probe[pick.path] : m.in_use[pick.path];
+		enum xshm_path chosen = send_on(cls, &m);
 
 		scopy_chosen += chosen == XSHM_PATH_SCOPY;
-		if (pick.timed)
-			xshm_path_record(cls, pick.path, per_kib * LEN / KiB,
-					 LEN);
 		trials += cls->chosen != chosen && cls->chosen == XSHM_PATH_SCOPY;
 	}
 	ck_assert_int_ge(trials, 1);
