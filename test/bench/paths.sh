@@ -32,32 +32,17 @@ tree=build/paths-tree
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-rm -rf "$tree"
-mkdir -p "$tree"
-tar -cf - --exclude=./build --exclude=./bench-results --exclude=./.git . |
-	tar -xf - -C "$tree"
-xshm_build_as "$tree" xshmbounce
-xshm_build_as "$tree" xshmscopy
-
-never=1099511627776	# bytes: no message is this large
-export FI_XSHMBOUNCE_PATH=static FI_XSHMBOUNCE_SCOPY_THRESHOLD=$never \
-	FI_XSHMBOUNCE_SCOPY_HUGE_MIN=$never \
-	FI_XSHMBOUNCE_SCOPY_HUGE_STREAM_MIN=$never
-export FI_XSHMSCOPY_PATH=static FI_XSHMSCOPY_SCOPY_THRESHOLD=8192
+. test/bench/paths_rounds.sh
+paths_build "$tree"
+paths_force
 export FI_PROVIDER_PATH="$PWD/.libs:$PWD/$tree/provider-xshmbounce:$PWD/$tree/provider-xshmscopy"
 out=bench-results/paths-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 echo "# command: $0 $*" | tee "$out/summary.txt"
 for bench in ${benches//,/ }; do
-	# each repetition a fresh process, the providers' order rotated
 	for ((rep = 0; rep < reps; rep++)); do
-		case $((rep % 3)) in
-		0) provs=xshm,xshmbounce,xshmscopy ;;
-		1) provs=xshmbounce,xshmscopy,xshm ;;
-		2) provs=xshmscopy,xshm,xshmbounce ;;
-		esac
-		timeout 300 "test/bench/$bench" -p "$provs" -s "$sizes" -b $written |
-			grep -v '^#' | sed "s/^/$bench $rep /" >> "$out/raw.txt"
+		paths_round "test/bench/$bench" "$bench" "$rep" "$sizes" $written \
+			>> "$out/raw.txt"
 	done
 done
 "$PY" test/bench/paths.py "$out/raw.txt" | tee -a "$out/summary.txt"
