@@ -179,7 +179,7 @@ class PrintRing(unittest.TestCase):
                                                      (0.3, 0.9, 0.5))):
             raw += [row("ring", "ring", 8, rep, ring)] + pair("latency", 8, rep, first, second)
             raw += pair("latency", 64, rep, 1.0, 1.0)
-        self.lines = lines_of(compare.print_ring, ARGS, raw)
+        self.lines = lines_of(compare.print_beside, ARGS, raw, "ring")
 
     def test_ring_row_medians_and_pair_figures(self):
         self.assertEqual(self.lines["8"].split(),
@@ -187,6 +187,25 @@ class PrintRing(unittest.TestCase):
 
     def test_size_without_ring_rows_not_printed(self):
         self.assertNotIn("64", self.lines)
+
+
+class PrintStream(unittest.TestCase):
+    def setUp(self):
+        raw = []
+        for rep, (floor, first, second) in enumerate(((100.0, 90.0, 50.0),
+                                                      (200.0, 220.0, 100.0),
+                                                      (100.0, 100.0, 60.0))):
+            raw += [row("stream", "stream", 4096, rep, floor)]
+            raw += pair("bandwidth", 4096, rep, first, second)
+            raw += pair("bandwidth", 8, rep, 1.0, 1.0)
+        self.lines = lines_of(compare.print_beside, ARGS, raw, "stream")
+
+    def test_floor_medians_and_ratios_to_the_floor(self):
+        self.assertEqual(self.lines["4K"].split(),
+                         ["4K", "100.0", "|", "100.0", "60.0", "1.00", "0.50"])
+
+    def test_size_without_stream_rows_not_printed(self):
+        self.assertNotIn("8", self.lines)
 
 
 class BySizeAndRep(unittest.TestCase):

@@ -24,6 +24,9 @@ method (target: xshm within FLOOR_TARGET of it).  From ring_floor,
 run there as well, it prints what xshm's rings alone take at the small sizes,
 against the second provider's latency in the same repetitions: the lowest
 ratio a provider moving its messages through these rings could reach.
+From stream_floor, likewise, the streaming bandwidth of two copies through
+shared slots, beside both providers' bandwidth: what a provider that copies
+twice, as both do below the single copy's sizes, can reach.
 The rma_*, atomic_* and cswap_* benchmarks are test/bench/rma's modes (RMA_MODES):
 fi_write and fi_read, fetching and plain atomics; where a provider has no
 atomics, the table says so below it.
@@ -53,6 +56,7 @@ TARGETS = {
     "loopback": [],
     "floor": [],
     "ring": [],
+    "stream": [],
 }
 # test/bench/rma's modes, by benchmark name: RMA and atomics (issue 35).
 RMA_MODES = {"rma_write_lat": "write_lat", "rma_read_lat": "read_lat",
@@ -71,6 +75,7 @@ TARGETS_26 = {
     "loopback": [],
     "floor": [],
     "ring": [],
+    "stream": [],
     "rma_write_lat": [(0, 1 << 62, 0.8)],
     "rma_read_lat": [(0, 1 << 62, 0.8)],
     "rma_write_bw": [(0, 1 << 62, 1.2)],
@@ -83,13 +88,14 @@ TARGETS_26 = {
 }
 # 1.17: the libfabric the processes load (Debian's); 2.6: through LD_LIBRARY_PATH.
 ANCHOR_TARGETS = {"1.17": TARGETS, "2.6": TARGETS_26}
-NO_LIBFABRIC = ("floor", "ring")  # no provider: run once per repetition, not per anchor
+NO_LIBFABRIC = ("floor", "ring", "stream")  # no provider: run once per repetition, not per anchor
 FLOOR_TARGET = 1.3          # xshm's latency / the best copy method's, at most
 FLOOR_TARGET_FROM = 64 * KIB
 LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False,
-                   "loopback": True, "floor": True, "ring": True}
+                   "loopback": True, "floor": True, "ring": True,
+                   "stream": False}
 UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s",
-         "loopback": "us", "floor": "us", "ring": "us"}
+         "loopback": "us", "floor": "us", "ring": "us", "stream": "MB/s"}
 for _bench, _mode in RMA_MODES.items():
     LOWER_IS_BETTER[_bench] = _mode.endswith("_lat")
     UNITS[_bench] = "us" if _mode.endswith("_lat") else \
@@ -106,6 +112,9 @@ TITLES = {
     "ring": "xshm's rings alone, no provider (ring_floor), one way (us), beside the "
             "latency of both providers; ring/{b} and {a}-ring are medians of the "
             "per-repetition figures",
+    "stream": "two copies through shared slots alone, no provider (stream_floor), "
+              "streaming (MB/s), beside the bandwidth of both providers; {a}/stream "
+              "and {b}/stream are medians of the per-repetition ratios",
     "rma_write_lat": "fi_write, one at a time, each waited for (us per operation, lower "
                      "is better)",
     "rma_read_lat": "fi_read, one at a time, each waited for (us per operation, lower "
@@ -127,6 +136,7 @@ FLOOR_METHODS = ("memcpy", "memcpy-split", "cma", "cma-split")
 FLOOR_SIZES = "64K:4M"
 FLOOR_REF = "memcpy"     # one copy by one process: no transport does less
 RING_SIZES = "8,64,256,512,1K"  # where the latency target is 0.6
+STREAM_SIZES = "64,1K,4K,16K,64K"  # stream_floor's: at most 64 KiB
 CLIFF = 0.9     # bytes/us below this times the next smaller size's
 MEM_LIMIT_KIB = 4 * 1024
 
@@ -279,6 +289,10 @@ def ring_argv(args):
     return [os.path.join(BENCH_DIR, "ring_floor"), "-r", "1", "-s", args.ring_sizes]
 
 
+def stream_argv(args):
+    return [os.path.join(BENCH_DIR, "stream_floor"), "-r", "1", "-s", args.stream_sizes]
+
+
 def rma_argv(args, bench, provs):
     """test/bench/rma in the mode of bench: -H and -O but neither -W nor -R,
     which are about messages; the atomics at their default size (one uint64)."""
@@ -300,6 +314,8 @@ def bench_argv(args, bench, provs):
         return floor_argv(args)
     if bench == "ring":
         return ring_argv(args)
+    if bench == "stream":
+        return stream_argv(args)
     if bench in RMA_MODES:
         return rma_argv(args, bench, provs)
     argv = [os.path.join(BENCH_DIR, bench), "-p", ",".join(provs), "-r", "1",
@@ -499,27 +515,49 @@ def ring_cells(args, reps):
         "%.0f" % statistics.median(extra) if extra else "-")
 
 
-def print_ring(args, raw):
-    """ring_floor's medians beside both providers' latency on each anchor at its
-    sizes, the ring's ratio to the second provider and what the first adds
-    over the ring, each the median over the repetitions that measured both."""
+def stream_cells(args, reps):
+    """One anchor's columns of the stream table at one size: both providers'
+    bandwidth and each one's ratio to the floor."""
     a, b = args.provs
-    # ring_floor's rows say "ring"
-    views = {anchor: by_size_and_rep(raw, ("ring", "latency"), anchor)
+    line = ""
+    for n in (a, b):
+        vals = [v[n] for v in reps if n in v]
+        line += " %10s" % fmt_val(statistics.median(vals) if vals else None)
+    for n in (a, b):
+        ratios = [v[n] / v["stream"] for v in reps if v.get("stream") and n in v]
+        line += " %12s" % fmt_ratio(statistics.median(ratios) if ratios else None)
+    return " |" + line
+
+
+# floor program: (the benchmark its rows sit beside, the anchor columns'
+# heads, the function that fills them)
+BESIDE = {
+    "ring": ("latency", lambda a, shm: (a, shm, "ring/" + shm, "%s-ring ns" % a),
+             " | %10s %10s %13s %12s", ring_cells),
+    "stream": ("bandwidth", lambda a, shm: (a, shm, a + "/stream", shm + "/stream"),
+               " | %10s %10s %12s %12s", stream_cells),
+}
+
+
+def print_beside(args, raw, floor):
+    """A floor program's medians (ring_floor's or stream_floor's) beside both
+    providers' figures of the benchmark it bounds on each anchor, at its
+    sizes, each ratio the median over the repetitions that measured both."""
+    a, b = args.provs
+    bench, heads, head_format, cells = BESIDE[floor]
+    views = {anchor: by_size_and_rep(raw, (floor, bench), anchor)
              for anchor in args.anchors}
-    print("\n## ring: %s" % TITLES["ring"].format(a=a, b=b))
-    head = "%8s %10s" % ("size", "ring")
+    print("\n## %s: %s" % (floor, TITLES[floor].format(a=a, b=b)))
+    head = "%8s %10s" % ("size", floor)
     for anchor in args.anchors:
-        head += " | %10s %10s %13s %12s" % (a, shm_label(args, anchor),
-                                           "ring/" + shm_label(args, anchor),
-                                           "%s-ring ns" % a)
+        head += head_format % heads(a, shm_label(args, anchor))
     print(head)
-    ring = by_size_and_rep(raw, ("ring",))
-    for size in sorted(ring):
-        vals = [v["ring"] for v in ring[size].values()]
+    rows = by_size_and_rep(raw, (floor,))
+    for size in sorted(rows):
+        vals = [v[floor] for v in rows[size].values()]
         line = "%8s %10s" % (fmt_size(size), fmt_val(statistics.median(vals)))
         for anchor in args.anchors:
-            line += ring_cells(args, views[anchor].get(size, {}).values())
+            line += cells(args, views[anchor].get(size, {}).values())
         print(line)
 
 
@@ -761,8 +799,8 @@ def report(args, timed, raw, out, unsupported=()):
         if bench == "floor":
             print_floor(floor)
             print_floor_latency(args, floor_lat, args.anchors)
-        elif bench == "ring":
-            print_ring(args, raw)
+        elif bench in BESIDE:
+            print_beside(args, raw, bench)
         elif any(tables[bench].values()):
             print_table(args, bench, tables[bench])
             summary += [r for rows in tables[bench].values() for r in rows]
@@ -804,16 +842,18 @@ def main():
     ap.add_argument("-o", "--out", help="results directory (default "
                     "bench-results/<date-time>)")
     ap.add_argument("-b", "--bench",
-                    default="latency,loopback,ring,floor,bandwidth,msgrate,incast,"
+                    default="latency,loopback,ring,floor,bandwidth,stream,msgrate,incast,"
                     "rma_write_lat,rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,"
                     "atomic_rate,memory",
                     help="benchmarks to run (default all but atomic_add_rate, cswap_lat "
                     "and cswap_rate: "
-                    "latency,loopback,ring,floor,bandwidth,msgrate,incast,rma_write_lat,"
+                    "latency,loopback,ring,floor,bandwidth,stream,msgrate,incast,rma_write_lat,"
                     "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory); "
                     "loopback is a message to itself, each provider's software alone, "
                     "at 8, 64 and 1K; ring "
-                    "is ring_floor, xshm's rings alone, at --ring-sizes; floor is "
+                    "is ring_floor, xshm's rings alone, at --ring-sizes; stream is "
+                    "stream_floor, two copies through shared slots alone, at "
+                    "--stream-sizes; floor is "
                     "copy_floor, the copy alone, at the latency sizes (default %s); "
                     "rma_*, atomic_* and cswap_* are test/bench/rma's modes "
                     "(atomic_add_rate: fi_atomic without fetch; cswap_*: "
@@ -834,6 +874,9 @@ def main():
     ap.add_argument("--ring-sizes", default=RING_SIZES,
                     help="ring_floor's sizes, at most one cell's (default %s)" %
                     RING_SIZES)
+    ap.add_argument("--stream-sizes", default=STREAM_SIZES,
+                    help="stream_floor's sizes, at most 64 KiB (default %s)" %
+                    STREAM_SIZES)
     ap.add_argument("--rma-sizes", default=RMA_SIZES,
                     help="sizes of rma_write_* and rma_read_* (default %s); the atomics "
                     "take one uint64" % RMA_SIZES)
