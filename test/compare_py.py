@@ -208,6 +208,18 @@ class PrintStream(unittest.TestCase):
         self.assertNotIn("8", self.lines)
 
 
+class PrintPingpong(unittest.TestCase):
+    def test_latency_over_the_floor(self):
+        raw = []
+        for rep, (floor, first, second) in enumerate(((0.2, 0.25, 0.3), (0.25, 0.25, 0.4),
+                                                      (0.2, 0.3, 0.25))):
+            raw += [row("pingpong", "pingpong", 4096, rep, floor)]
+            raw += pair("latency", 4096, rep, first, second)
+        lines = lines_of(compare.print_beside, ARGS, raw, "pingpong")
+        self.assertEqual(lines["4K"].split(),
+                         ["4K", "0.200", "|", "0.250", "0.300", "1.25", "1.50"])
+
+
 class BySizeAndRep(unittest.TestCase):
     def test_groups_only_named_benches(self):
         raw = [row("latency", "xshm", 8, 0, 1.0), row("ring", "ring", 8, 0, 0.5),

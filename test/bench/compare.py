@@ -24,9 +24,10 @@ method (target: xshm within FLOOR_TARGET of it).  From ring_floor,
 run there as well, it prints what xshm's rings alone take at the small sizes,
 against the second provider's latency in the same repetitions: the lowest
 ratio a provider moving its messages through these rings could reach.
-From stream_floor, likewise, the streaming bandwidth of two copies through
-shared slots, beside both providers' bandwidth: what a provider that copies
-twice, as both do below the single copy's sizes, can reach.
+From stream_floor, likewise, the streaming bandwidth (stream) and the
+ping-pong latency (pingpong) of two copies through shared slots, beside both
+providers' bandwidth and latency: what a provider that copies twice, as both
+do below the single copy's sizes, can reach.
 The rma_*, atomic_* and cswap_* benchmarks are test/bench/rma's modes (RMA_MODES):
 fi_write and fi_read, fetching and plain atomics; where a provider has no
 atomics, the table says so below it.
@@ -57,6 +58,7 @@ TARGETS = {
     "floor": [],
     "ring": [],
     "stream": [],
+    "pingpong": [],
 }
 # test/bench/rma's modes, by benchmark name: RMA and atomics (issue 35).
 RMA_MODES = {"rma_write_lat": "write_lat", "rma_read_lat": "read_lat",
@@ -76,6 +78,7 @@ TARGETS_26 = {
     "floor": [],
     "ring": [],
     "stream": [],
+    "pingpong": [],
     "rma_write_lat": [(0, 1 << 62, 0.8)],
     "rma_read_lat": [(0, 1 << 62, 0.8)],
     "rma_write_bw": [(0, 1 << 62, 1.2)],
@@ -88,14 +91,15 @@ TARGETS_26 = {
 }
 # 1.17: the libfabric the processes load (Debian's); 2.6: through LD_LIBRARY_PATH.
 ANCHOR_TARGETS = {"1.17": TARGETS, "2.6": TARGETS_26}
-NO_LIBFABRIC = ("floor", "ring", "stream")  # no provider: run once per repetition, not per anchor
+NO_LIBFABRIC = ("floor", "ring", "stream", "pingpong")  # no provider: run once per repetition, not per anchor
 FLOOR_TARGET = 1.3          # xshm's latency / the best copy method's, at most
 FLOOR_TARGET_FROM = 64 * KIB
 LOWER_IS_BETTER = {"latency": True, "bandwidth": False, "msgrate": False, "incast": False,
                    "loopback": True, "floor": True, "ring": True,
-                   "stream": False}
+                   "stream": False, "pingpong": True}
 UNITS = {"latency": "us", "bandwidth": "MB/s", "msgrate": "Mmsg/s", "incast": "MB/s",
-         "loopback": "us", "floor": "us", "ring": "us", "stream": "MB/s"}
+         "loopback": "us", "floor": "us", "ring": "us", "stream": "MB/s",
+         "pingpong": "us"}
 for _bench, _mode in RMA_MODES.items():
     LOWER_IS_BETTER[_bench] = _mode.endswith("_lat")
     UNITS[_bench] = "us" if _mode.endswith("_lat") else \
@@ -115,6 +119,10 @@ TITLES = {
     "stream": "two copies through shared slots alone, no provider (stream_floor), "
               "streaming (MB/s), beside the bandwidth of both providers; {a}/stream "
               "and {b}/stream are medians of the per-repetition ratios",
+    "pingpong": "two copies through a shared slot each way alone, no provider "
+                "(stream_floor -l), one way (us), beside the latency of both "
+                "providers; {a}/floor and {b}/floor are medians of the "
+                "per-repetition ratios",
     "rma_write_lat": "fi_write, one at a time, each waited for (us per operation, lower "
                      "is better)",
     "rma_read_lat": "fi_read, one at a time, each waited for (us per operation, lower "
@@ -289,8 +297,9 @@ def ring_argv(args):
     return [os.path.join(BENCH_DIR, "ring_floor"), "-r", "1", "-s", args.ring_sizes]
 
 
-def stream_argv(args):
-    return [os.path.join(BENCH_DIR, "stream_floor"), "-r", "1", "-s", args.stream_sizes]
+def stream_argv(args, pingpong=False):
+    return [os.path.join(BENCH_DIR, "stream_floor"), "-r", "1", "-s",
+            args.stream_sizes] + (["-l"] if pingpong else [])
 
 
 def rma_argv(args, bench, provs):
@@ -314,8 +323,8 @@ def bench_argv(args, bench, provs):
         return floor_argv(args)
     if bench == "ring":
         return ring_argv(args)
-    if bench == "stream":
-        return stream_argv(args)
+    if bench in ("stream", "pingpong"):
+        return stream_argv(args, bench == "pingpong")
     if bench in RMA_MODES:
         return rma_argv(args, bench, provs)
     argv = [os.path.join(BENCH_DIR, bench), "-p", ",".join(provs), "-r", "1",
@@ -502,40 +511,42 @@ def print_floor_latency(args, rows, anchors):
         print(line)
 
 
-def ring_cells(args, reps):
+def ring_cells(args, reps, floor):
     """One anchor's columns of the ring table at one size, from {rep: {name: value}}."""
     a, b = args.provs
     vals = {n: [v[n] for v in reps if n in v] for n in (a, b)}
     med = {n: statistics.median(x) if x else None for n, x in vals.items()}
-    ratios = [v["ring"] / v[b] for v in reps if v.get("ring") and v.get(b)]
-    extra = [(v[a] - v["ring"]) * 1000 for v in reps if "ring" in v and a in v]
+    ratios = [v[floor] / v[b] for v in reps if v.get(floor) and v.get(b)]
+    extra = [(v[a] - v[floor]) * 1000 for v in reps if floor in v and a in v]
     return " | %10s %10s %13s %12s" % (
         fmt_val(med[a]), fmt_val(med[b]),
         fmt_ratio(statistics.median(ratios) if ratios else None),
         "%.0f" % statistics.median(extra) if extra else "-")
 
 
-def stream_cells(args, reps):
-    """One anchor's columns of the stream table at one size: both providers'
-    bandwidth and each one's ratio to the floor."""
+def ratio_cells(args, reps, floor):
+    """One anchor's columns of a two-copy floor's table at one size: both
+    providers' figures and each one's ratio to the floor."""
     a, b = args.provs
     line = ""
     for n in (a, b):
         vals = [v[n] for v in reps if n in v]
         line += " %10s" % fmt_val(statistics.median(vals) if vals else None)
     for n in (a, b):
-        ratios = [v[n] / v["stream"] for v in reps if v.get("stream") and n in v]
+        ratios = [v[n] / v[floor] for v in reps if v.get(floor) and n in v]
         line += " %12s" % fmt_ratio(statistics.median(ratios) if ratios else None)
     return " |" + line
 
 
-# floor program: (the benchmark its rows sit beside, the anchor columns'
-# heads, the function that fills them)
+# floor program: (the benchmark its rows sit beside, the heads of each
+# anchor's columns, their format, the function that fills them)
 BESIDE = {
     "ring": ("latency", lambda a, shm: (a, shm, "ring/" + shm, "%s-ring ns" % a),
              " | %10s %10s %13s %12s", ring_cells),
     "stream": ("bandwidth", lambda a, shm: (a, shm, a + "/stream", shm + "/stream"),
-               " | %10s %10s %12s %12s", stream_cells),
+               " | %10s %10s %12s %12s", ratio_cells),
+    "pingpong": ("latency", lambda a, shm: (a, shm, a + "/floor", shm + "/floor"),
+                 " | %10s %10s %12s %12s", ratio_cells),
 }
 
 
@@ -557,7 +568,7 @@ def print_beside(args, raw, floor):
         vals = [v[floor] for v in rows[size].values()]
         line = "%8s %10s" % (fmt_size(size), fmt_val(statistics.median(vals)))
         for anchor in args.anchors:
-            line += cells(args, views[anchor].get(size, {}).values())
+            line += cells(args, views[anchor].get(size, {}).values(), floor)
         print(line)
 
 
@@ -842,18 +853,20 @@ def main():
     ap.add_argument("-o", "--out", help="results directory (default "
                     "bench-results/<date-time>)")
     ap.add_argument("-b", "--bench",
-                    default="latency,loopback,ring,floor,bandwidth,stream,msgrate,incast,"
+                    default="latency,loopback,ring,pingpong,floor,bandwidth,stream,msgrate,"
+                    "incast,"
                     "rma_write_lat,rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,"
                     "atomic_rate,memory",
                     help="benchmarks to run (default all but atomic_add_rate, cswap_lat "
                     "and cswap_rate: "
-                    "latency,loopback,ring,floor,bandwidth,stream,msgrate,incast,rma_write_lat,"
+                    "latency,loopback,ring,pingpong,floor,bandwidth,stream,msgrate,incast,"
+                    "rma_write_lat,"
                     "rma_read_lat,rma_write_bw,rma_read_bw,atomic_lat,atomic_rate,memory); "
                     "loopback is a message to itself, each provider's software alone, "
                     "at 8, 64 and 1K; ring "
                     "is ring_floor, xshm's rings alone, at --ring-sizes; stream is "
                     "stream_floor, two copies through shared slots alone, at "
-                    "--stream-sizes; floor is "
+                    "--stream-sizes, and pingpong its latency (-l); floor is "
                     "copy_floor, the copy alone, at the latency sizes (default %s); "
                     "rma_*, atomic_* and cswap_* are test/bench/rma's modes "
                     "(atomic_add_rate: fi_atomic without fetch; cswap_*: "
@@ -875,7 +888,8 @@ def main():
                     help="ring_floor's sizes, at most one cell's (default %s)" %
                     RING_SIZES)
     ap.add_argument("--stream-sizes", default=STREAM_SIZES,
-                    help="stream_floor's sizes, at most 64 KiB (default %s)" %
+                    help="stream_floor's sizes (stream, pingpong), at most 64 KiB "
+                    "(default %s)" %
                     STREAM_SIZES)
     ap.add_argument("--rma-sizes", default=RMA_SIZES,
                     help="sizes of rma_write_* and rma_read_* (default %s); the atomics "
