@@ -12,7 +12,7 @@
 # two builds of it that paths.sh forces to one path each (prov/), Debian's
 # libfabric and the libraries it loads (lib/) and
 # libfabric 2.6 (lf26/).  run measures compare.py's tables against both
-# anchors (incast with 15 senders, the copy floors), the -W table against
+# anchors (incast with 15 senders, the copy and two-copy floors), the -W table against
 # shm 2.6, and the path choice against each path forced (paths.sh's
 # rounds); each step has a timeout, and the whole took under a minute on
 # the 2-core guest.  Without python3 there, it leaves the programs' raw
@@ -21,7 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . test/bench/paths_rounds.sh
 pack=device
-programs="latency bandwidth msgrate incast copy_floor ring_floor rma loopback"
+programs="latency bandwidth msgrate incast copy_floor ring_floor stream_floor rma
+	loopback"
 
 pack() {
 	. test/build.sh
@@ -53,10 +54,11 @@ pack() {
 sizes=8,64,1K,4K,16K,64K,256K,1M,4M
 
 # compare.py's tables: both anchors unwritten (incast with 15 senders, the
-# copy floors), shm 2.6 with -W.
+# floors), shm 2.6 with -W.
 tables() {
 	timeout 240 python3 test/bench/compare.py -r 5 -o "$OUT/unwritten" \
-		-b latency,bandwidth,msgrate,incast,floor -n 15 -s $sizes \
+		-b latency,pingpong,floor,bandwidth,stream,msgrate,incast -n 15 \
+		-s $sizes --stream-sizes 8,64,1K,4K,16K,64K \
 		--incast-sizes 8,1K,16K,64K,256K,1M --libfabric-26 "$pack/lf26" \
 		> "$OUT/unwritten.txt" 2>&1 || echo "unwritten: rc $?"
 	timeout 150 python3 test/bench/compare.py -r 5 -W -o "$OUT/written" \
@@ -78,6 +80,8 @@ raw_tables() {
 	echo "## msgrate"; timeout 60 "$b/msgrate" -b -p xshm,shm -r 5
 	echo "## incast 15"; timeout 100 "$b/incast" -b -n 15 -p xshm,shm -s 8,1K,16K,256K -r 3
 	echo "## floors"; timeout 60 "$b/copy_floor" -r 3 -s 64K,256K,1M,4M
+	timeout 60 "$b/stream_floor" -r 3
+	timeout 60 "$b/stream_floor" -l -r 3
 	) > "$OUT/raw-shm26.txt" 2>&1 || true
 }
 
