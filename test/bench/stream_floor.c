@@ -173,6 +173,21 @@ static void check_received(const unsigned char *rx, size_t len)
 			bench_die("byte %zu of %zu arrived as %#x", i, len, rx[i]);
 }
 
+/*
+ * The two ranks start each point together: rank 0 opens it once done with
+ * the point before, and rank 1 waits for that.
+ */
+static void open_point(int rank, const struct stream *s, unsigned char *rx,
+		       size_t len)
+{
+	memset(rx, 0, len);
+	if (rank == 1)
+		wait_for(&s->shm->opened.seq, s->first);
+	else
+		atomic_store_explicit(&s->shm->opened.seq, s->first,
+				      memory_order_release);
+}
+
 /* One point of -l: rank 0 prints the latency. */
 static void pingpong_point(int rank, struct stream *s, size_t len, int iters,
 			   int rep, const unsigned char *tx, unsigned char *rx)
@@ -180,46 +195,41 @@ static void pingpong_point(int rank, struct stream *s, size_t len, int iters,
 	double us;
 
 	s->count = (uint64_t) iters * BLOCK;
-	memset(rx, 0, len);
-	if (rank == 1)
-		wait_for(&s->shm->opened.seq, s->first);
-	else
-		atomic_store_explicit(&s->shm->opened.seq, s->first,
-				      memory_order_release);
+	open_point(rank, s, rx, len);
 	us = pingpong_all(s, rank, tx, rx, len);
 	check_received(rx, len);
 	if (rank == 0)
 		printf("pingpong %zu %d %.4f\n", len, rep, us);
 }
 
-/* One point of len bytes; the receiver, rank 0, prints its bandwidth. */
+/* One streaming point: the receiver, rank 0, prints its bandwidth. */
+static void stream_point(int rank, struct stream *s, size_t len, int iters,
+			 int rep, const unsigned char *tx, unsigned char *rx)
+{
+	uint64_t count = (uint64_t) iters * 64 * 1024 / len;
+	double us;
+
+	s->count = count < 4 * s->slots ? 4 * s->slots : count;
+	open_point(rank, s, rx, len);
+	if (rank == 1) {
+		send_all(s, tx, len);
+		return;
+	}
+	us = recv_all(s, rx, len);
+	check_received(rx, len);
+	printf("stream %zu %d %.1f\n", len, rep,
+	       (double) (s->count - s->slots) * len / us);
+}
+
 static void point(int rank, struct stream *s, size_t len, int iters, int rep,
 		  const unsigned char *tx, unsigned char *rx)
 {
-	uint64_t count = (uint64_t) iters * 64 * 1024 / len;
-
 	s->slot_size = (len + XSHM_CACHE_LINE - 1) &
 		       ~(size_t) (XSHM_CACHE_LINE - 1);
-	if (s->pingpong) {
+	if (s->pingpong)
 		pingpong_point(rank, s, len, iters, rep, tx, rx);
-		s->first += s->count;
-		return;
-	}
-	s->count = count < 4 * s->slots ? 4 * s->slots : count;
-	if (rank == 1) {
-		wait_for(&s->shm->opened.seq, s->first);
-		send_all(s, tx, len);
-	} else {
-		double us;
-
-		memset(rx, 0, len);
-		atomic_store_explicit(&s->shm->opened.seq, s->first,
-				      memory_order_release);
-		us = recv_all(s, rx, len);
-		check_received(rx, len);
-		printf("stream %zu %d %.1f\n", len, rep,
-		       (double) (s->count - s->slots) * len / us);
-	}
+	else
+		stream_point(rank, s, len, iters, rep, tx, rx);
 	s->first += s->count;
 }
 
